@@ -1,0 +1,52 @@
+# mcprt — build, test, fuzz, bench, lint.
+GO            ?= go
+STATICCHECK   ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+FUZZTIME      ?= 10s
+LONGFUZZTIME  ?= 5m
+VERSION       ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
+LDFLAGS       := -X main.version=$(VERSION)
+FUZZ_TARGETS  := $(shell grep -ho '^func Fuzz[A-Za-z0-9_]*' fuzz/*_test.go 2>/dev/null | sed 's/^func //')
+
+.PHONY: all build test vet unit fuzz-short fuzz bench lint run clean
+
+all: build
+
+## build: compile the mcprt binary into bin/
+build:
+	$(GO) build -ldflags '$(LDFLAGS)' -o bin/mcprt ./cmd/mcprt
+
+## test: what CI runs — vet, every test with -race, each benchmark once, a short fuzz pass
+test: vet unit fuzz-short
+
+vet:
+	$(GO) vet ./...
+
+unit:
+	$(GO) test -race -count=1 ./...
+	$(GO) test -run='^$$' -bench=. -benchtime=1x ./...
+
+## fuzz-short: each fuzz target for $(FUZZTIME)
+fuzz-short:
+	@for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $$t for $(FUZZTIME)"; \
+		$(GO) test -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) ./fuzz || exit 1; \
+	done
+
+## fuzz: each fuzz target for $(LONGFUZZTIME)
+fuzz:
+	$(MAKE) fuzz-short FUZZTIME=$(LONGFUZZTIME)
+
+## bench: the parser and dispatch benchmarks with allocations
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+## lint: go vet and staticcheck (pinned)
+lint: vet
+	$(GO) run $(STATICCHECK) ./...
+
+## run: start the server on stdin/stdout
+run:
+	$(GO) run -ldflags '$(LDFLAGS)' ./cmd/mcprt
+
+clean:
+	rm -rf bin

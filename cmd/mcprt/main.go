@@ -1,0 +1,210 @@
+// Command mcprt is the mcprt MCP server over stdio: it reads
+// newline-delimited JSON-RPC from standard input, writes only protocol
+// messages to standard output, and logs JSON lines to standard error.
+//
+// Usage:
+//
+//	mcprt [--config FILE]
+//	mcprt --version
+//	mcprt --help
+//
+// Exit codes: 0 clean exit (stdin EOF, shutdown, first SIGINT/SIGTERM),
+// 1 fatal error, 2 bad command-line usage, 75 startup timeout, 78 invalid
+// configuration, 130/143 a second SIGINT/SIGTERM during shutdown.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/mcp"
+)
+
+// version is the build's version, set with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+// Exit codes (SPEC §4.2).
+const (
+	exitOK             = 0
+	exitFatal          = 1
+	exitUsage          = 2
+	exitStartupTimeout = 75
+	exitConfig         = 78
+	exitSIGINT         = 130
+	exitSIGTERM        = 143
+)
+
+func main() {
+	signal.Ignore(syscall.SIGPIPE) // a closed stdout becomes a write error, not a kill
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ()))
+}
+
+const usage = `mcprt — an MCP server runtime over stdio.
+
+Usage:
+  mcprt [--config FILE]   serve MCP on stdin/stdout (logs go to stderr)
+  mcprt --version         print the version and exit
+  mcprt --help            print this help and exit
+
+Configuration comes from the environment (MCPRT_*), then the JSON file named
+by --config or MCPRT_CONFIG, then defaults. See the README for every key.
+
+Exit codes: 0 clean exit, 1 fatal error, 2 bad usage, 75 startup timeout,
+78 invalid configuration, 130/143 second SIGINT/SIGTERM.
+`
+
+// run is the whole program; main only supplies the process's streams.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []string) int {
+	start := time.Now()
+	fs := flag.NewFlagSet("mcprt", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	configPath := fs.String("config", "", "path of a JSON configuration file")
+	showVersion := fs.Bool("version", false, "print the version and exit")
+	showHelp := fs.Bool("help", false, "print help and exit")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usage)
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "mcprt: %v\nRun 'mcprt --help' for usage.\n", err)
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "mcprt: unexpected argument %q; mcprt takes only flags\nRun 'mcprt --help' for usage.\n", fs.Arg(0))
+		return exitUsage
+	}
+	switch {
+	case *showHelp:
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	case *showVersion:
+		fmt.Fprintf(stdout, "mcprt %s\n", version)
+		return exitOK
+	}
+
+	// The startup deadline covers config loading too, so take its length
+	// from the environment first (the file cannot be read before it runs).
+	startupTimeout := 10 * time.Second
+	if envCfg, err := core.LoadConfig("", environ, version); err == nil {
+		startupTimeout = time.Duration(envCfg.Server.StartupTimeoutMs) * time.Millisecond
+	}
+	bootLog := core.NewLogger(stderr, core.LogOptions{})
+	ready := make(chan struct{})
+	startupTimer := time.AfterFunc(startupTimeout-time.Since(start), func() {
+		select {
+		case <-ready:
+		default:
+			bootLog.Error("startup did not finish in time; exiting",
+				"startupTimeoutMs", startupTimeout.Milliseconds(), "key", "server.startupTimeoutMs")
+			os.Exit(exitStartupTimeout)
+		}
+	})
+	defer startupTimer.Stop()
+
+	path := *configPath
+	if path == "" {
+		path = lookupEnv(environ, "MCPRT_CONFIG")
+	}
+	cfg, err := core.LoadConfig(path, environ, version)
+	if err != nil {
+		logConfigError(bootLog, err)
+		return exitConfig
+	}
+	level, err := core.ParseLevel(cfg.Logging.Level)
+	if err != nil { // LoadConfig validated it; keep the check honest
+		bootLog.Error("invalid configuration: logging.level", "error", err.Error())
+		return exitConfig
+	}
+	logger := core.NewLogger(stderr, core.LogOptions{Level: level, RedactKeys: cfg.Logging.RedactKeys})
+
+	srv, err := mcp.NewServer(mcp.Options{Config: &cfg, Logger: logger, Transport: "stdio"})
+	if err != nil {
+		logger.Error("cannot build the server", "error", err.Error())
+		return exitFatal
+	}
+	sess := srv.NewSession(stdin, stdout)
+	close(ready)
+	logger.Info("mcprt ready", "version", cfg.Server.Version, "mode", cfg.Server.Mode,
+		"startupMs", time.Since(start).Milliseconds())
+
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(signals)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- sess.Serve(ctx) }()
+
+	code := exitOK
+	select {
+	case err := <-served:
+		if err != nil {
+			logger.Error("the session failed", "error", err.Error())
+			code = exitFatal
+		} else if sess.ShutdownRequested() {
+			logger.Info("shutting down: the client sent shutdown")
+		} else {
+			logger.Info("shutting down: stdin closed")
+		}
+	case <-sess.Done():
+		logger.Info("shutting down: the session closed")
+	case sig := <-signals:
+		logger.Info("shutting down on signal", "signal", sig.String())
+	}
+	sess.Close()
+
+	// A second signal ends the process at once.
+	go func() {
+		sig := <-signals
+		logger.Warn("second signal during shutdown; exiting now", "signal", sig.String())
+		if sig == syscall.SIGINT {
+			os.Exit(exitSIGINT)
+		}
+		os.Exit(exitSIGTERM)
+	}()
+
+	wait, stop := context.WithTimeout(context.Background(),
+		time.Duration(cfg.Server.ShutdownTimeoutMs)*time.Millisecond)
+	defer stop()
+	if err := sess.Wait(wait); err != nil {
+		logger.Warn("shutdown timeout passed with handlers still running", "shutdownTimeoutMs",
+			cfg.Server.ShutdownTimeoutMs)
+	}
+	logger.Info("mcprt stopped")
+	return code
+}
+
+// logConfigError writes the one ERROR line of SPEC §4.2 for an invalid
+// configuration.
+func logConfigError(log *slog.Logger, err error) {
+	var ce *core.ConfigError
+	if !errors.As(err, &ce) {
+		log.Error("invalid configuration: "+err.Error(), "error", err.Error())
+		return
+	}
+	what := ce.Key
+	if what == "" {
+		what = ce.Env
+	}
+	log.Error("invalid configuration: "+what+": "+ce.Error(),
+		"key", ce.Key, "env", ce.Env, "value", ce.Value, "allowed", ce.Allowed)
+}
+
+func lookupEnv(environ []string, name string) string {
+	for _, kv := range environ {
+		if len(kv) > len(name) && kv[:len(name)] == name && kv[len(name)] == '=' {
+			return kv[len(name)+1:]
+		}
+	}
+	return ""
+}

@@ -1,0 +1,103 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is a structured error code of SPEC §6. Codes are UPPER_SNAKE_CASE;
+// domain tools may define their own.
+type Code string
+
+// The codes of SPEC §6.
+const (
+	CodeInvalidArgument   Code = "INVALID_ARGUMENT"
+	CodeNotFound          Code = "NOT_FOUND"
+	CodeTimeout           Code = "TIMEOUT"
+	CodeResourceExhausted Code = "RESOURCE_EXHAUSTED"
+	CodeInternal          Code = "INTERNAL"
+	CodeUnauthorized      Code = "UNAUTHORIZED"
+	CodeNotImplemented    Code = "NOT_IMPLEMENTED"
+	CodeAuditEnterFailed  Code = "AUDIT_ENTER_FAILED"
+	CodeNotInitialized    Code = "NOT_INITIALIZED"
+)
+
+// Retryable reports whether a caller may retry an operation that failed with
+// this code (the table of SPEC §6). Unknown (domain) codes are not retryable.
+func (c Code) Retryable() bool {
+	switch c {
+	case CodeTimeout, CodeResourceExhausted, CodeInternal, CodeAuditEnterFailed:
+		return true
+	}
+	return false
+}
+
+// Error is the structured error of SPEC §6. Its JSON form is
+// {code, message, details?, retryable, correlationId?, runId?}; the runtime
+// fills CorrelationID and RunID before a tool error reaches the wire.
+//
+// An *Error is a Go error: errors.Is(err, &Error{Code: X}) matches any
+// *Error with code X, and Unwrap exposes the cause.
+type Error struct {
+	Code          Code           `json:"code"`
+	Message       string         `json:"message"`
+	Details       map[string]any `json:"details,omitempty"`
+	Retryable     bool           `json:"retryable"`
+	CorrelationID string         `json:"correlationId,omitempty"`
+	RunID         string         `json:"runId,omitempty"`
+
+	cause error
+}
+
+// NewError returns an *Error with the given code and message and the
+// retryable flag the code implies.
+func NewError(code Code, message string) *Error {
+	return &Error{Code: code, Message: message, Retryable: code.Retryable()}
+}
+
+// Errorf is NewError with a formatted message. A %w verb in format sets the
+// cause that Unwrap returns.
+func Errorf(code Code, format string, args ...any) *Error {
+	err := fmt.Errorf(format, args...)
+	e := NewError(code, err.Error())
+	e.cause = errors.Unwrap(err)
+	return e
+}
+
+// WithDetail returns a copy of e with details[key] = value. The receiver is
+// not changed.
+func (e *Error) WithDetail(key string, value any) *Error {
+	c := *e
+	c.Details = make(map[string]any, len(e.Details)+1)
+	for k, v := range e.Details {
+		c.Details[k] = v
+	}
+	c.Details[key] = value
+	return &c
+}
+
+// Error implements the error interface: "CODE: message".
+func (e *Error) Error() string {
+	return string(e.Code) + ": " + e.Message
+}
+
+// Unwrap returns the underlying cause, if any.
+func (e *Error) Unwrap() error { return e.cause }
+
+// Is reports whether target is an *Error with the same code.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
+}
+
+// AsError returns err as an *Error. An error that is not (and does not wrap)
+// an *Error becomes INTERNAL with err's text as the message.
+func AsError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	out := NewError(CodeInternal, err.Error())
+	out.cause = err
+	return out
+}

@@ -1,0 +1,3 @@
+module github.com/mcprt/mcprt
+
+go 1.26.5

@@ -1,0 +1,157 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"sync"
+)
+
+const (
+	resultPrefix = `{"jsonrpc":"2.0","id":`
+	resultMember = `,"result":`
+	errorMember  = `,"error":`
+)
+
+// encodeResult encodes a success response ending in "\n".
+func encodeResult(id ID, result any) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.Grow(64)
+	buf.WriteString(resultPrefix)
+	buf.Write(id.appendJSON(buf.AvailableBuffer()))
+	buf.WriteString(resultMember)
+	if err := appendValue(&buf, result); err != nil {
+		return nil, err
+	}
+	buf.WriteString("}\n")
+	return buf.Bytes(), nil
+}
+
+// appendValue writes v as compact JSON: a json.RawMessage is compacted (and
+// so validated), anything else is encoded without HTML escaping.
+func appendValue(buf *bytes.Buffer, v any) error {
+	switch r := v.(type) {
+	case json.RawMessage:
+		if len(r) == 0 {
+			buf.WriteString("null")
+			return nil
+		}
+		return json.Compact(buf, r)
+	case nil:
+		buf.WriteString("null")
+		return nil
+	}
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	buf.Truncate(buf.Len() - 1) // Encode's newline
+	return nil
+}
+
+// encodeError encodes an error response ending in "\n". err that is not an
+// *Error becomes -32603. A nil Data gets {"correlationId": ...}.
+func (c *Conn) encodeError(id ID, params json.RawMessage, err error) []byte {
+	var e *Error
+	if !errors.As(err, &e) {
+		c.log.Error("request failed", "error", err.Error())
+		e = NewError(CodeInternalError, "Internal error: "+err.Error())
+	}
+	if e.Code == 0 {
+		e = &Error{Code: CodeInternalError, Message: e.Message, Data: e.Data}
+	}
+	out := *e
+	if out.Data == nil {
+		out.Data = map[string]string{"correlationId": c.correlationFor(params)}
+	}
+	var buf bytes.Buffer
+	buf.WriteString(resultPrefix)
+	buf.Write(id.appendJSON(buf.AvailableBuffer()))
+	buf.WriteString(errorMember)
+	if err := appendValue(&buf, &out); err != nil {
+		// Data could not be encoded: fall back to the bare error.
+		c.log.Error("could not encode error data", "error", err)
+		buf.Reset()
+		buf.WriteString(resultPrefix)
+		buf.Write(id.appendJSON(buf.AvailableBuffer()))
+		buf.WriteString(errorMember)
+		_ = appendValue(&buf, &Error{Code: out.Code, Message: out.Message,
+			Data: map[string]string{"correlationId": c.correlationFor(params)}})
+	}
+	buf.WriteString("}\n")
+	return buf.Bytes()
+}
+
+// batch collects the responses to the elements of one batch and writes
+// them as one array line when the last one is in.
+type batch struct {
+	c       *Conn
+	mu      sync.Mutex
+	pending int      // guarded by mu
+	frames  [][]byte // guarded by mu
+}
+
+// expect announces one more response (or deliberate non-response).
+func (b *batch) expect() {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	b.pending++
+	b.mu.Unlock()
+}
+
+// finish records one response (nil: none) and writes the array when it was
+// the last.
+func (b *batch) finish(frame []byte) {
+	b.mu.Lock()
+	if frame != nil {
+		b.frames = append(b.frames, frame[:len(frame)-1]) // without "\n"
+	}
+	b.pending--
+	last := b.pending == 0
+	frames := b.frames
+	b.mu.Unlock()
+	if !last || len(frames) == 0 {
+		return
+	}
+	out := []byte{'['}
+	for i, f := range frames {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, f...)
+	}
+	out = append(out, "]\n"...)
+	b.c.write(out)
+}
+
+// handleBatch processes a JSON array line per JSON-RPC 2.0.
+func (c *Conn) handleBatch(line []byte) {
+	elems, derr := DecodeBatch(line)
+	if derr != nil {
+		c.replyError(nil, ID{}, nil, derr.Err)
+		return
+	}
+	if !c.batching.Load() {
+		c.replyError(nil, ID{}, nil, NewError(CodeInvalidRequest, "Invalid Request: batches are not part of "+
+			"the negotiated protocol revision (only 2025-03-26 has them); send one message per line"))
+		return
+	}
+	if len(elems) == 0 {
+		c.replyError(nil, ID{}, nil, NewError(CodeInvalidRequest,
+			"Invalid Request: an empty batch; a batch must hold at least one message"))
+		return
+	}
+	b := &batch{c: c, pending: 1} // the 1 is this loop, finished below
+	for _, raw := range elems {
+		msg, derr := DecodeElement(raw)
+		if derr != nil {
+			c.replyError(b, derr.ID, derr.Params, derr.Err)
+			continue
+		}
+		c.route(msg, b)
+	}
+	b.finish(nil)
+}

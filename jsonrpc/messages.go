@@ -1,0 +1,340 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Message is one decoded JSON-RPC message: a *Request, a *Notification or a
+// *Response. The router type-switches on it.
+type Message interface {
+	isMessage()
+}
+
+// Request is a call that expects a response.
+type Request struct {
+	ID     ID
+	Method string
+	// Params is the raw "params" member: an object, an array, or nil when
+	// absent. Handlers decode their own params.
+	Params json.RawMessage
+}
+
+// Notification is a call without an id; it never gets a response.
+type Notification struct {
+	Method string
+	Params json.RawMessage
+}
+
+// Response is the client's answer to a request the server sent. Exactly one
+// of Result and Error is set.
+type Response struct {
+	ID     ID
+	Result json.RawMessage
+	Error  *Error
+}
+
+func (*Request) isMessage()      {}
+func (*Notification) isMessage() {}
+func (*Response) isMessage()     {}
+
+// DecodeError is why a line is not a usable message. Err is the JSON-RPC
+// error to answer with; ID is the id to echo (zero when none can be
+// derived); Params is the message's params member, if one was read, so that
+// the layer above can find a client-supplied correlation id in it.
+type DecodeError struct {
+	Err    *Error
+	ID     ID
+	Params json.RawMessage
+}
+
+// envelope member bits.
+const (
+	memJSONRPC = 1 << iota
+	memID
+	memMethod
+	memParams
+	memResult
+	memError
+)
+
+var memberNames = [...]string{"jsonrpc", "id", "method", "params", "result", "error"}
+
+// isBlank reports whether line holds only spaces and tabs.
+func isBlank(line []byte) bool {
+	for _, c := range line {
+		if c != ' ' && c != '\t' {
+			return false
+		}
+	}
+	return true
+}
+
+// Decode decodes one line holding a single JSON-RPC message (not a batch).
+// It walks the top-level object with an encoding/json streaming decoder:
+// keys are matched case-sensitively, duplicate keys and case variants of the
+// envelope members are rejected, and the id is kept as raw bytes.
+func Decode(line []byte) (Message, *DecodeError) {
+	if derr := checkJSON(line); derr != nil {
+		return nil, derr
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, syntaxError(err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, invalid(ID{}, nil, "a JSON-RPC message must be a JSON object")
+	}
+	return decodeObject(dec)
+}
+
+// checkJSON rejects a line that is not valid UTF-8 or not exactly one valid
+// JSON value (nesting deeper than encoding/json's limit of 10,000 included),
+// so that classification never sees a broken message.
+func checkJSON(line []byte) *DecodeError {
+	if !utf8.Valid(line) {
+		return parseError("the message is not valid UTF-8; send UTF-8 encoded JSON")
+	}
+	if !json.Valid(line) {
+		var raw json.RawMessage
+		return syntaxError(json.Unmarshal(line, &raw))
+	}
+	return nil
+}
+
+// decodeObject reads the members of an object whose '{' was consumed.
+func decodeObject(dec *json.Decoder) (Message, *DecodeError) {
+	var (
+		vals      [len(memberNames)]json.RawMessage
+		seen      int
+		idCount   int
+		problem   string
+		raw       json.RawMessage
+		keyString string
+	)
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, syntaxError(err)
+		}
+		keyString, _ = tok.(string)
+		raw = nil
+		if err := dec.Decode(&raw); err != nil {
+			return nil, syntaxError(err)
+		}
+		bit := -1
+		for i, name := range memberNames {
+			if keyString == name {
+				bit = i
+				break
+			}
+		}
+		if bit < 0 {
+			if problem == "" {
+				for _, name := range memberNames {
+					if strings.EqualFold(keyString, name) {
+						problem = "member " + quote(keyString) + " differs from " + quote(name) +
+							" only by case; member names are case-sensitive"
+						break
+					}
+				}
+			}
+			continue
+		}
+		if bit == 1 {
+			idCount++
+		}
+		if seen&(1<<bit) != 0 {
+			if problem == "" {
+				problem = "duplicate member " + quote(keyString) + "; each member may appear once"
+			}
+			continue
+		}
+		seen |= 1 << bit
+		vals[bit] = raw
+	}
+	if _, err := dec.Token(); err != nil { // the closing '}'
+		return nil, syntaxError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, parseError("unexpected data after the JSON object; send one message per line")
+	}
+
+	var id ID
+	idOK := false
+	if idCount == 1 {
+		id, idOK = parseID(vals[1])
+	}
+	echo := ID{}
+	if idOK {
+		echo = id
+	}
+	params := vals[3]
+	if problem != "" {
+		return nil, invalid(echo, params, problem)
+	}
+	if seen&memJSONRPC == 0 {
+		return nil, invalid(echo, params, `missing member "jsonrpc"; it must be the string "2.0"`)
+	}
+	if v := vals[0]; string(v) != `"2.0"` {
+		var s string
+		if json.Unmarshal(v, &s) != nil || s != "2.0" {
+			return nil, invalid(echo, params, `member "jsonrpc" must be the string "2.0", got `+clip(v))
+		}
+	}
+	if seen&memID != 0 && !idOK {
+		return nil, invalid(echo, params, `member "id" must be a string, a number or null, got `+clip(vals[1]))
+	}
+	if seen&memParams != 0 && params[0] != '{' && params[0] != '[' {
+		return nil, invalid(echo, params, `member "params" must be an object or an array, got `+clip(params))
+	}
+
+	if seen&memMethod != 0 {
+		method, ok := unquote(vals[2])
+		if !ok {
+			return nil, invalid(echo, params, `member "method" must be a string, got `+clip(vals[2]))
+		}
+		if seen&(memResult|memError) != 0 {
+			return nil, invalid(echo, params, `a request or notification must not carry "result" or "error"`)
+		}
+		if seen&memID == 0 {
+			return &Notification{Method: method, Params: params}, nil
+		}
+		return &Request{ID: id, Method: method, Params: params}, nil
+	}
+
+	switch seen & (memResult | memError) {
+	case 0:
+		return nil, invalid(echo, params, `the object has neither "method" (a request or notification) nor "result"/"error" (a response)`)
+	case memResult | memError:
+		return nil, invalid(echo, params, `a response must carry exactly one of "result" and "error", not both`)
+	}
+	if seen&memID == 0 {
+		return nil, invalid(echo, params, `a response must carry the "id" of the request it answers`)
+	}
+	if seen&memParams != 0 {
+		return nil, invalid(echo, params, `a response must not carry "params"`)
+	}
+	if seen&memResult != 0 {
+		return &Response{ID: id, Result: vals[4]}, nil
+	}
+	var e struct {
+		Code    *json.Number    `json:"code"`
+		Message *string         `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	}
+	if vals[5][0] != '{' || json.Unmarshal(vals[5], &e) != nil || e.Code == nil || e.Message == nil {
+		return nil, invalid(echo, nil, `member "error" must be an object with an integer "code" and a string "message"`)
+	}
+	code, err := e.Code.Int64()
+	if err != nil {
+		return nil, invalid(echo, nil, `member "error.code" must be an integer`)
+	}
+	re := &Error{Code: code, Message: *e.Message}
+	if len(e.Data) > 0 {
+		re.Data = e.Data
+	}
+	return &Response{ID: id, Error: re}, nil
+}
+
+// DecodeBatch splits a line holding a JSON array into its elements. The
+// array must be valid JSON as a whole; elements are returned raw, to be
+// decoded one by one with DecodeElement.
+func DecodeBatch(line []byte) ([]json.RawMessage, *DecodeError) {
+	if derr := checkJSON(line); derr != nil {
+		return nil, derr
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if _, err := dec.Token(); err != nil {
+		return nil, syntaxError(err)
+	}
+	var elems []json.RawMessage
+	for dec.More() {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, syntaxError(err)
+		}
+		elems = append(elems, raw)
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, syntaxError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, parseError("unexpected data after the JSON array; send one message per line")
+	}
+	return elems, nil
+}
+
+// DecodeElement decodes one element of a batch: it must be an object.
+func DecodeElement(raw json.RawMessage) (Message, *DecodeError) {
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil, invalid(ID{}, nil, "each element of a batch must be a JSON-RPC message object")
+	}
+	return Decode(raw)
+}
+
+// isBatch reports whether a (trimmed, non-blank) line holds a JSON array.
+func isBatch(line []byte) bool {
+	for _, c := range line {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case '[':
+			return true
+		}
+		return false
+	}
+	return false
+}
+
+func parseError(msg string) *DecodeError {
+	return &DecodeError{Err: NewError(CodeParseError, "Parse error: "+msg)}
+}
+
+func syntaxError(err error) *DecodeError {
+	msg := "the message is not valid JSON"
+	if se, ok := err.(*json.SyntaxError); ok {
+		msg += " (" + se.Error() + " at byte " + strconv.FormatInt(se.Offset, 10) + ")"
+	} else if err == io.EOF || err == io.ErrUnexpectedEOF {
+		msg += " (unexpected end of input)"
+	}
+	return parseError(msg)
+}
+
+func invalid(id ID, params json.RawMessage, msg string) *DecodeError {
+	return &DecodeError{Err: NewError(CodeInvalidRequest, "Invalid Request: "+msg), ID: id, Params: params}
+}
+
+// unquote returns the string value of raw JSON, if it is a string.
+func unquote(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1]), true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// clip shortens raw JSON for an error message.
+func clip(raw []byte) string {
+	const max = 40
+	if len(raw) > max {
+		return string(raw[:max]) + "…"
+	}
+	return string(raw)
+}
