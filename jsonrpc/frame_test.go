@@ -1,0 +1,61 @@
+package jsonrpc
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+func TestFramer(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		max  int
+		want []string // "ERR:long", "ERR:partial" for errors
+	}{
+		{"simple", "a\nb\n", 10, []string{"a", "b"}},
+		{"crlf", "a\r\nb\r\n", 10, []string{"a", "b"}},
+		{"blank and spaces", "\n \t\n\r\na\n", 10, []string{"a"}},
+		{"exactly max", "abcde\n", 5, []string{"abcde"}},
+		{"exactly max crlf", "abcde\r\n", 5, []string{"abcde"}},
+		{"over max", "abcdef\nok\n", 5, []string{"ERR:long", "ok"}},
+		{"way over max", strings.Repeat("x", 100000) + "\nok\n", 5, []string{"ERR:long", "ok"}},
+		{"over bufio buffer but under max", strings.Repeat("y", 200000) + "\n", 300000, []string{strings.Repeat("y", 200000)}},
+		{"over bufio buffer and over max", strings.Repeat("y", 200000) + "\nz\n", 150000, []string{"ERR:long", "z"}},
+		{"fragment at eof", "a\nhalf", 10, []string{"a", "ERR:partial"}},
+		{"blank fragment at eof", "a\n  ", 10, []string{"a"}},
+		{"long fragment at eof", "a\n" + strings.Repeat("q", 100), 10, []string{"a", "ERR:partial"}},
+	}
+	for _, tt := range tests {
+		for _, oneByte := range []bool{false, true} {
+			var r io.Reader = strings.NewReader(tt.in)
+			if oneByte {
+				r = iotest.OneByteReader(r)
+			}
+			f := NewFramer(r, tt.max)
+			var got []string
+			for {
+				line, err := f.Next()
+				if err == io.EOF {
+					break
+				}
+				switch {
+				case errors.Is(err, ErrLineTooLong):
+					got = append(got, "ERR:long")
+					continue
+				case errors.Is(err, ErrPartialLine):
+					got = append(got, "ERR:partial")
+					continue
+				case err != nil:
+					t.Fatalf("%s: %v", tt.name, err)
+				}
+				got = append(got, string(line))
+			}
+			if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+				t.Errorf("%s (oneByte=%v): got %.100q, want %.100q", tt.name, oneByte, got, tt.want)
+			}
+		}
+	}
+}
