@@ -1,0 +1,371 @@
+package core
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// writeConfig writes content to a fresh file and returns its path.
+func writeConfig(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "mcprt.json")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// nestJSON wraps a JSON value in the objects of a key path:
+// nestJSON("a.b", "1") == `{"a":{"b":1}}`.
+func nestJSON(path, value string) string {
+	segs := strings.Split(path, ".")
+	out := value
+	for i := len(segs) - 1; i >= 0; i-- {
+		out = `{"` + segs[i] + `":` + out + `}`
+	}
+	return out
+}
+
+// configField returns the field of c that a key path names, following the
+// json tags.
+func configField(c *Config, path string) reflect.Value {
+	v := reflect.ValueOf(c).Elem()
+	for seg := range strings.SplitSeq(path, ".") {
+		found := false
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).Tag.Get("json") == seg {
+				v, found = v.Field(i), true
+				break
+			}
+		}
+		if !found {
+			return reflect.Value{}
+		}
+	}
+	return v
+}
+
+// leafPaths lists the key paths of every non-struct field of t, in field
+// order.
+func leafPaths(t reflect.Type, prefix string) []string {
+	var out []string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		path := f.Tag.Get("json")
+		if prefix != "" {
+			path = prefix + "." + path
+		}
+		if f.Type.Kind() == reflect.Struct {
+			out = append(out, leafPaths(f.Type, path)...)
+		} else {
+			out = append(out, path)
+		}
+	}
+	return out
+}
+
+func TestDefaultConfig(t *testing.T) {
+	want := Config{
+		Server:    ServerConfig{Name: "mcprt", Version: "1.2.3", Mode: "FULL", ShutdownTimeoutMs: 10000, StartupTimeoutMs: 10000, Instructions: ""},
+		Transport: TransportConfig{MaxMessageBytes: 4194304, MaxInFlight: 1024},
+		Tools: ToolsConfig{DefaultTimeoutMs: 30000, MaxPayloadBytes: 1048576, MaxStateBytes: 262144, MaxResultBytes: 10485760,
+			PageSize: 100, AdminRegistrationEnabled: false, AdminPolicy: AdminPolicyConfig{Mode: "deny_all", TokenEnvVar: ""}},
+		Resources: ResourcesConfig{MaxConcurrentExecutions: 10},
+		Logging: LoggingConfig{Level: "info", RedactKeys: []string{"token", "key", "secret", "password", "apiKey",
+			"authorization", "bearer", "session", "cookie"}},
+		Security: SecurityConfig{DynamicRegistrationEnabled: false, AllowArbitraryCodeTools: false},
+		AACP:     AACPConfig{DefaultTTLMs: 86400000, DataDir: ".mcprt"},
+	}
+	if got := DefaultConfig("1.2.3"); !reflect.DeepEqual(got, want) {
+		t.Errorf("DefaultConfig = %+v, want %+v", got, want)
+	}
+	for _, tc := range []struct {
+		name, file string
+		env        []string
+	}{
+		{"no file, no env", "", nil},
+		{"empty object file", " {\n} \n", nil},
+		{"empty sections", `{"server":{},"transport":{},"tools":{"adminPolicy":{}},"resources":{},"logging":{},"security":{},"aacp":{}}`, nil},
+		{"unrelated and ignored variables", "", []string{"PATH=/bin", "MCPRTX=1", "mcprt_server_mode=x", "MCPRT_NO_EQUALS", "MCPRT_CONFIG=/nonexistent.json", "=C:=C:\\"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := ""
+			if tc.file != "" {
+				path = writeConfig(t, tc.file)
+			}
+			got, err := LoadConfig(path, tc.env, "1.2.3")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("LoadConfig = %+v, want %+v", got, want)
+			}
+		})
+	}
+	a, b := DefaultConfig(""), DefaultConfig("")
+	a.Logging.RedactKeys[0] = "changed"
+	if b.Logging.RedactKeys[0] != "token" {
+		t.Error("DefaultConfig shares its RedactKeys slice")
+	}
+}
+
+// keyCases sets every key, in ConfigKeys order, to a value that is not its
+// default (except the reserved key), once as file JSON and once as env text.
+var keyCases = []struct {
+	path, file, env string
+	want            func(*Config)
+}{
+	{"server.name", `"srv"`, "srv", func(c *Config) { c.Server.Name = "srv" }},
+	{"server.version", `"9.9"`, "9.9", func(c *Config) { c.Server.Version = "9.9" }},
+	{"server.mode", `"READONLY"`, "READONLY", func(c *Config) { c.Server.Mode = ModeReadOnly }},
+	{"server.shutdownTimeoutMs", `5`, "5", func(c *Config) { c.Server.ShutdownTimeoutMs = 5 }},
+	{"server.startupTimeoutMs", `6`, "6", func(c *Config) { c.Server.StartupTimeoutMs = 6 }},
+	{"server.instructions", `"use it\nwell"`, "use it\nwell", func(c *Config) { c.Server.Instructions = "use it\nwell" }},
+	{"transport.maxMessageBytes", `7`, "7", func(c *Config) { c.Transport.MaxMessageBytes = 7 }},
+	{"transport.maxInFlight", `8`, "8", func(c *Config) { c.Transport.MaxInFlight = 8 }},
+	{"tools.defaultTimeoutMs", `9`, "9", func(c *Config) { c.Tools.DefaultTimeoutMs = 9 }},
+	{"tools.maxPayloadBytes", `10`, "10", func(c *Config) { c.Tools.MaxPayloadBytes = 10 }},
+	{"tools.maxStateBytes", `11`, "11", func(c *Config) { c.Tools.MaxStateBytes = 11 }},
+	{"tools.maxResultBytes", `12`, "12", func(c *Config) { c.Tools.MaxResultBytes = 12 }},
+	{"tools.pageSize", `13`, "13", func(c *Config) { c.Tools.PageSize = 13 }},
+	{"tools.adminRegistrationEnabled", `true`, "true", func(c *Config) { c.Tools.AdminRegistrationEnabled = true }},
+	{"tools.adminPolicy.mode", `"local_stdio_only"`, "local_stdio_only", func(c *Config) { c.Tools.AdminPolicy.Mode = AdminPolicyLocalStdioOnly }},
+	{"tools.adminPolicy.tokenEnvVar", `"ADMIN_TOKEN"`, "ADMIN_TOKEN", func(c *Config) { c.Tools.AdminPolicy.TokenEnvVar = "ADMIN_TOKEN" }},
+	{"resources.maxConcurrentExecutions", `14`, "14", func(c *Config) { c.Resources.MaxConcurrentExecutions = 14 }},
+	{"logging.level", `"debug"`, "debug", func(c *Config) { c.Logging.Level = "debug" }},
+	{"logging.redactKeys", `["jwt", "x y"]`, " jwt, , x y ,", func(c *Config) { c.Logging.RedactKeys = []string{"jwt", "x y"} }},
+	{"security.dynamicRegistrationEnabled", `true`, "1", func(c *Config) { c.Security.DynamicRegistrationEnabled = true }},
+	{"security.allowArbitraryCodeTools", `false`, "0", func(c *Config) {}},
+	{"aacp.defaultTtlMs", `9007199254740991`, "9007199254740991", func(c *Config) { c.AACP.DefaultTTLMs = 9007199254740991 }},
+	{"aacp.dataDir", `"/var/lib/mcprt"`, "/var/lib/mcprt", func(c *Config) { c.AACP.DataDir = "/var/lib/mcprt" }},
+}
+
+func TestConfigEachKey(t *testing.T) {
+	keys := ConfigKeys()
+	if len(keys) != len(keyCases) {
+		t.Fatalf("%d ConfigKeys, %d keyCases", len(keys), len(keyCases))
+	}
+	for i, tc := range keyCases {
+		if keys[i].Path != tc.path {
+			t.Fatalf("ConfigKeys()[%d].Path = %q, keyCases has %q", i, keys[i].Path, tc.path)
+		}
+		want := DefaultConfig("v1")
+		tc.want(&want)
+		t.Run(tc.path+"/file", func(t *testing.T) {
+			got, err := LoadConfig(writeConfig(t, nestJSON(tc.path, tc.file)), nil, "v1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("got %+v, want %+v", got, want)
+			}
+		})
+		t.Run(tc.path+"/env", func(t *testing.T) {
+			got, err := LoadConfig("", []string{keys[i].Env + "=" + tc.env}, "v1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("got %+v, want %+v", got, want)
+			}
+		})
+	}
+}
+
+func TestConfigAllKeysInOneFile(t *testing.T) {
+	file := `{"server":{"name":"srv","version":"9.9","mode":"READONLY","shutdownTimeoutMs":5,"startupTimeoutMs":6,"instructions":"use it\nwell"},
+	"transport":{"maxMessageBytes":7,"maxInFlight":8},
+	"tools":{"defaultTimeoutMs":9,"maxPayloadBytes":10,"maxStateBytes":11,"maxResultBytes":12,"pageSize":13,
+	  "adminRegistrationEnabled":true,"adminPolicy":{"mode":"local_stdio_only","tokenEnvVar":"ADMIN_TOKEN"}},
+	"resources":{"maxConcurrentExecutions":14},
+	"logging":{"level":"debug","redactKeys":["jwt"," x y "]},
+	"security":{"dynamicRegistrationEnabled":true,"allowArbitraryCodeTools":false},
+	"aacp":{"defaultTtlMs":9007199254740991,"dataDir":"/var/lib/mcprt"}}`
+	want := DefaultConfig("v1")
+	for _, tc := range keyCases {
+		tc.want(&want)
+	}
+	want.Logging.RedactKeys = []string{"jwt", " x y "} // the file keeps spaces
+	got, err := LoadConfig(writeConfig(t, file), nil, "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+}
+
+func TestConfigPrecedence(t *testing.T) {
+	path := writeConfig(t, `{"server":{"mode":"READONLY","name":"from-file"},"logging":{"redactKeys":["a"]}}`)
+	env := []string{"MCPRT_SERVER_MODE=MINIMAL", "MCPRT_LOGGING_REDACT_KEYS=", "HOME=/root"}
+	got, err := LoadConfig(path, env, "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := DefaultConfig("v1")
+	want.Server.Mode = ModeMinimal       // env beats file
+	want.Server.Name = "from-file"       // file beats default
+	want.Logging.RedactKeys = []string{} // an empty env list replaces the file's
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+
+	// Of a variable given twice, the first counts (as with os.Getenv).
+	got, err = LoadConfig("", []string{"MCPRT_LOGGING_LEVEL=warn", "MCPRT_LOGGING_LEVEL=bogus"}, "v1")
+	if err != nil || got.Logging.Level != "warn" {
+		t.Errorf("duplicate variable: level %q, err %v", got.Logging.Level, err)
+	}
+	// An empty version argument is fine when the environment sets one.
+	got, err = LoadConfig("", []string{"MCPRT_SERVER_VERSION=2.0"}, "")
+	if err != nil || got.Server.Version != "2.0" {
+		t.Errorf("version from env: %q, %v", got.Server.Version, err)
+	}
+}
+
+func TestConfigTokenVariableIsNotUnknown(t *testing.T) {
+	path := writeConfig(t, `{"tools":{"adminPolicy":{"mode":"token","tokenEnvVar":"MCPRT_ADMIN_TOKEN"}}}`)
+	if _, err := LoadConfig(path, []string{"MCPRT_ADMIN_TOKEN=s3cret"}, "v1"); err != nil {
+		t.Errorf("token variable named in the file: %v", err)
+	}
+	env := []string{"MCPRT_TOOLS_ADMIN_POLICY_TOKEN_ENV_VAR=MCPRT_T", "MCPRT_T=s3cret"}
+	if _, err := LoadConfig("", env, "v1"); err != nil {
+		t.Errorf("token variable named in the env: %v", err)
+	}
+}
+
+func TestConfigIntegers(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		want int
+	}{
+		{"1", 1}, {"1e3", 1000}, {"1E+3", 1000}, {"1.0", 1}, {"10E-1", 1}, {"0.5e1", 5},
+		{"500000e-5", 5}, {"9007199254740991", 9007199254740991}, {"900719925474099.1e1", 9007199254740991},
+	} {
+		got, err := LoadConfig(writeConfig(t, `{"tools":{"pageSize":`+tc.file+`}}`), nil, "v1")
+		if err != nil || got.Tools.PageSize != tc.want {
+			t.Errorf("pageSize %s: got %d, %v; want %d", tc.file, got.Tools.PageSize, err, tc.want)
+		}
+	}
+	got, err := LoadConfig("", []string{"MCPRT_TOOLS_PAGE_SIZE=0010"}, "v1")
+	if err != nil || got.Tools.PageSize != 10 {
+		t.Errorf("env 0010: got %d, %v", got.Tools.PageSize, err)
+	}
+}
+
+func TestEnvName(t *testing.T) {
+	want := map[string]string{
+		"server.name":                         "MCPRT_SERVER_NAME",
+		"server.version":                      "MCPRT_SERVER_VERSION",
+		"server.mode":                         "MCPRT_SERVER_MODE",
+		"server.shutdownTimeoutMs":            "MCPRT_SERVER_SHUTDOWN_TIMEOUT_MS",
+		"server.startupTimeoutMs":             "MCPRT_SERVER_STARTUP_TIMEOUT_MS",
+		"server.instructions":                 "MCPRT_SERVER_INSTRUCTIONS",
+		"transport.maxMessageBytes":           "MCPRT_TRANSPORT_MAX_MESSAGE_BYTES",
+		"transport.maxInFlight":               "MCPRT_TRANSPORT_MAX_IN_FLIGHT",
+		"tools.defaultTimeoutMs":              "MCPRT_TOOLS_DEFAULT_TIMEOUT_MS",
+		"tools.maxPayloadBytes":               "MCPRT_TOOLS_MAX_PAYLOAD_BYTES",
+		"tools.maxStateBytes":                 "MCPRT_TOOLS_MAX_STATE_BYTES",
+		"tools.maxResultBytes":                "MCPRT_TOOLS_MAX_RESULT_BYTES",
+		"tools.pageSize":                      "MCPRT_TOOLS_PAGE_SIZE",
+		"tools.adminRegistrationEnabled":      "MCPRT_TOOLS_ADMIN_REGISTRATION_ENABLED",
+		"tools.adminPolicy.mode":              "MCPRT_TOOLS_ADMIN_POLICY_MODE",
+		"tools.adminPolicy.tokenEnvVar":       "MCPRT_TOOLS_ADMIN_POLICY_TOKEN_ENV_VAR",
+		"resources.maxConcurrentExecutions":   "MCPRT_RESOURCES_MAX_CONCURRENT_EXECUTIONS",
+		"logging.level":                       "MCPRT_LOGGING_LEVEL",
+		"logging.redactKeys":                  "MCPRT_LOGGING_REDACT_KEYS",
+		"security.dynamicRegistrationEnabled": "MCPRT_SECURITY_DYNAMIC_REGISTRATION_ENABLED",
+		"security.allowArbitraryCodeTools":    "MCPRT_SECURITY_ALLOW_ARBITRARY_CODE_TOOLS",
+		"aacp.defaultTtlMs":                   "MCPRT_AACP_DEFAULT_TTL_MS",
+		"aacp.dataDir":                        "MCPRT_AACP_DATA_DIR",
+		// Beyond the keys: acronyms and digits.
+		"a.maxHTTPBytes": "MCPRT_A_MAX_HTTP_BYTES",
+		"a.b2cId":        "MCPRT_A_B2C_ID",
+	}
+	for path, env := range want {
+		if got := EnvName(path); got != env {
+			t.Errorf("EnvName(%q) = %q, want %q", path, got, env)
+		}
+	}
+	for _, k := range ConfigKeys() {
+		if want[k.Path] != k.Env {
+			t.Errorf("ConfigKeys: %s has Env %q, want %q", k.Path, k.Env, want[k.Path])
+		}
+	}
+}
+
+func TestConfigKeysCoverConfig(t *testing.T) {
+	var paths []string
+	for _, k := range ConfigKeys() {
+		paths = append(paths, k.Path)
+		if k.Env == "" || k.Default == "" && k.Path != "server.instructions" && k.Path != "tools.adminPolicy.tokenEnvVar" ||
+			k.Allowed == "" || k.Meaning == "" {
+			t.Errorf("incomplete ConfigKey %+v", k)
+		}
+	}
+	if fields := leafPaths(reflect.TypeFor[Config](), ""); !slices.Equal(paths, fields) {
+		t.Errorf("ConfigKeys paths\n%q\nConfig fields\n%q", paths, fields)
+	}
+	if !reflect.DeepEqual(ConfigKeys(), ConfigKeys()) {
+		t.Error("ConfigKeys is not stable")
+	}
+}
+
+// Every Env of ConfigKeys reaches its field through LoadConfig, and every
+// Default, set through its Env, yields the defaults.
+func TestConfigKeysRoundTrip(t *testing.T) {
+	var defaults []string
+	for i, k := range ConfigKeys() {
+		tc := keyCases[i]
+		got, err := LoadConfig("", []string{k.Env + "=" + tc.env}, "v1")
+		if err != nil {
+			t.Fatalf("%s=%q: %v", k.Env, tc.env, err)
+		}
+		want := DefaultConfig("v1")
+		tc.want(&want)
+		if g, w := configField(&got, k.Path), configField(&want, k.Path); !g.IsValid() || !reflect.DeepEqual(g.Interface(), w.Interface()) {
+			t.Errorf("%s=%q: field %s = %v, want %v", k.Env, tc.env, k.Path, g, w)
+		}
+		if k.Path != "server.version" {
+			defaults = append(defaults, k.Env+"="+k.Default)
+		}
+	}
+	got, err := LoadConfig("", defaults, "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := DefaultConfig("v1"); !reflect.DeepEqual(got, want) {
+		t.Errorf("defaults through env: got %+v, want %+v", got, want)
+	}
+}
+
+func TestConfigErrorMessage(t *testing.T) {
+	for _, tc := range []struct {
+		err  ConfigError
+		want string
+	}{
+		{ConfigError{Key: "tools.defaultTimeoutMs", Env: "MCPRT_TOOLS_DEFAULT_TIMEOUT_MS", Value: "abc", Allowed: "an integer >= 1", Source: "env"},
+			`config: tools.defaultTimeoutMs = "abc" (from MCPRT_TOOLS_DEFAULT_TIMEOUT_MS) is invalid; allowed: an integer >= 1`},
+		{ConfigError{Key: "server.mode", Env: "MCPRT_SERVER_MODE", Value: `"full"`, Allowed: "one of FULL", Source: "file", Reason: "bad"},
+			`config: server.mode = "full" (from the config file) is invalid: bad; allowed: one of FULL`},
+		{ConfigError{Key: "server.version", Env: "MCPRT_SERVER_VERSION", Value: "", Allowed: "a non-empty string", Source: "default", Reason: "must not be empty"},
+			`config: server.version = "" (default) is invalid: must not be empty; allowed: a non-empty string`},
+		{ConfigError{Env: "MCPRT_X", Value: "1", Allowed: "a known MCPRT_* variable (see README)", Source: "env", Reason: "unknown variable"},
+			`config: unknown environment variable MCPRT_X = "1" is invalid: unknown variable; allowed: a known MCPRT_* variable (see README)`},
+		{ConfigError{Key: "config", Env: "MCPRT_CONFIG", Value: "/x.json", Allowed: "a file", Source: "file", Reason: "cannot read"},
+			`config: config file "/x.json" (--config or MCPRT_CONFIG) is invalid: cannot read; allowed: a file`},
+	} {
+		if got := tc.err.Error(); got != tc.want {
+			t.Errorf("Error() =\n%s\nwant\n%s", got, tc.want)
+		}
+	}
+	_, err := LoadConfig("", []string{"MCPRT_SERVER_MODE=x"}, "v1")
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Key != "server.mode" {
+		t.Fatalf("LoadConfig error %v is not the *ConfigError of server.mode", err)
+	}
+}
