@@ -76,6 +76,12 @@ func (sess *Session) notInitialized(c *jsonrpc.Conn, req *jsonrpc.Request) *json
 	if c.State() == jsonrpc.StateInitializing {
 		msg = "the session is not initialized yet: send notifications/initialized before " + quoteString(req.Method)
 	}
+	if req.Method == MethodToolsCall {
+		var p callParams
+		_ = json.Unmarshal(req.Params, &p)
+		name, _ := unquoteName(p.Name)
+		sess.protocolErrorRecord(name, sess.cid)
+	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeNotInitialized, Message: "Not initialized",
 		Data: stateErrorData{Code: core.CodeNotInitialized, Message: msg, CorrelationID: sess.cid}}
 }

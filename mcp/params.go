@@ -1,7 +1,12 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"strconv"
+
+	"github.com/mcprt/mcprt/core"
 
 	"github.com/mcprt/mcprt/jsonrpc"
 )
@@ -73,3 +78,19 @@ func quoteString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// marshalCompact encodes v as compact JSON without HTML escaping.
+func marshalCompact(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// isCoreError reports whether err is (or wraps) a *core.Error.
+func isCoreError(err error, target **core.Error) bool { return errors.As(err, target) }

@@ -1,0 +1,53 @@
+package mcp
+
+import (
+	"context"
+	"log/slog"
+)
+
+// callInfo is what a tool handler's context carries.
+type callInfo struct {
+	runID         string
+	correlationID string
+	logger        *slog.Logger
+	session       *Session
+}
+
+type callInfoKey struct{}
+
+func withCallInfo(ctx context.Context, ci *callInfo) context.Context {
+	return context.WithValue(ctx, callInfoKey{}, ci)
+}
+
+func callInfoFrom(ctx context.Context) *callInfo {
+	ci, _ := ctx.Value(callInfoKey{}).(*callInfo)
+	return ci
+}
+
+// RunID returns the runId of the tools/call whose handler context ctx is,
+// or "".
+func RunID(ctx context.Context) string {
+	if ci := callInfoFrom(ctx); ci != nil {
+		return ci.runID
+	}
+	return ""
+}
+
+// CorrelationID returns the correlationId of the tools/call whose handler
+// context ctx is (client-supplied or generated), or "".
+func CorrelationID(ctx context.Context) string {
+	if ci := callInfoFrom(ctx); ci != nil {
+		return ci.correlationID
+	}
+	return ""
+}
+
+// Logger returns the tool call's logger, already scoped with
+// connectionCorrelationId, correlationId, runId and tool; outside a call it
+// returns a logger that discards everything.
+func Logger(ctx context.Context) *slog.Logger {
+	if ci := callInfoFrom(ctx); ci != nil {
+		return ci.logger
+	}
+	return slog.New(slog.DiscardHandler)
+}

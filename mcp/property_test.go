@@ -1,0 +1,290 @@
+package mcp
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"strconv"
+	"testing"
+	"time"
+
+	fuzz "github.com/google/gofuzz"
+
+	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/jsonrpc"
+)
+
+// This file checks the lifecycle gate (SPEC §4) over random traffic
+// generated with gofuzz from a fixed seed: before RUNNING, only initialize
+// and ping get a result; every other request gets -32002 with data.code
+// NOT_INITIALIZED and the connection's correlation id (even when the
+// request carries its own in params._meta); a repeated initialize gets
+// -32600; notifications get nothing and, but for notifications/initialized
+// after initialize, change nothing.
+
+const (
+	propGateSeed     = 4242
+	propGateSessions = 160
+	propGateMessages = 30 // per session
+)
+
+// propGateMethods are MCP method names, near misses and notifications.
+var propGateMethods = []string{
+	MethodInitialize, MethodPing, "tools/list", "tools/call", "resources/list", "resources/read",
+	"prompts/list", "prompts/get", MethodShutdown, "logging/setLevel", "completion/complete",
+	"Ping", "INITIALIZE", "ping ", "initialize\u0000", "", "rpc.discover",
+	NotifyInitialized, NotifyCancelled, "notifications/progress",
+}
+
+// propGateMsg is one generated message.
+type propGateMsg struct {
+	notification bool
+	method       string
+	params       string // raw JSON, "" for none
+}
+
+func propGateGen(m *propGateMsg, c fuzz.Continue) {
+	*m = propGateMsg{notification: c.Intn(4) == 0}
+	if c.Intn(5) == 0 {
+		m.method = c.RandString()
+	} else {
+		m.method = propGateMethods[c.Intn(len(propGateMethods))]
+	}
+	cid, _ := json.Marshal("client-" + c.RandString())
+	switch c.Intn(8) {
+	case 0:
+	case 1:
+		m.params = `{}`
+	case 2:
+		m.params = `[1,2]`
+	case 3:
+		m.params = `{"_meta":{"correlationId":` + string(cid) + `}}`
+	default:
+		if m.method == MethodInitialize || c.Intn(3) == 0 {
+			versions := append([]string{"1999-01-01", "2026-07-28", ""}, SupportedVersions...)
+			v, _ := json.Marshal(versions[c.Intn(len(versions))])
+			m.params = `{"protocolVersion":` + string(v) + `,"capabilities":{},"clientInfo":{"name":"p","version":"1"},` +
+				`"_meta":{"correlationId":` + string(cid) + `}}`
+			if c.Intn(6) == 0 {
+				m.params = []string{`{"protocolVersion":1}`, `{"capabilities":{}}`, `{"protocolVersion":"2025-06-18","capabilities":[]}`,
+					`{"protocolVersion":"2025-06-18","clientInfo":"x"}`}[c.Intn(4)]
+			}
+		}
+	}
+}
+
+// propGateSession is a session over pipes, read line by line.
+type propGateSession struct {
+	t     *testing.T
+	sess  *Session
+	in    *io.PipeWriter
+	out   *io.PipeWriter
+	lines chan string
+	done  chan error
+	next  int // next request id
+}
+
+func newPropGateSession(t *testing.T, srv *Server) *propGateSession {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	p := &propGateSession{t: t, sess: srv.NewSession(inR, outW), in: inW, out: outW,
+		lines: make(chan string, 16), done: make(chan error, 1)}
+	go func() { p.done <- p.sess.Serve(context.Background()) }()
+	go func() {
+		defer close(p.lines)
+		sc := bufio.NewScanner(outR)
+		for sc.Scan() {
+			p.lines <- sc.Text()
+		}
+	}()
+	return p
+}
+
+func (p *propGateSession) send(line string) {
+	p.t.Helper()
+	if _, err := io.WriteString(p.in, line+"\n"); err != nil {
+		p.t.Fatalf("send %s: %v", line, err)
+	}
+}
+
+// expect reads the next response line and decodes it.
+func (p *propGateSession) expect(after string) map[string]json.RawMessage {
+	p.t.Helper()
+	select {
+	case line, ok := <-p.lines:
+		var m map[string]json.RawMessage
+		if !ok || json.Unmarshal([]byte(line), &m) != nil {
+			p.t.Fatalf("after %s: want a response object, got %q (open %v)", after, line, ok)
+		}
+		return m
+	case <-time.After(10 * time.Second):
+		p.t.Fatalf("after %s: no response within 10s", after)
+	}
+	return nil
+}
+
+// call sends a request and returns its response, checking the id echo.
+func (p *propGateSession) call(method, params string) (line string, resp map[string]json.RawMessage) {
+	p.t.Helper()
+	p.next++
+	id := strconv.Itoa(p.next)
+	if p.next%3 == 0 {
+		id = strconv.Quote("r" + id)
+	}
+	mb, _ := json.Marshal(method)
+	line = `{"jsonrpc":"2.0","id":` + id + `,"method":` + string(mb)
+	if params != "" {
+		line += `,"params":` + params
+	}
+	line += "}"
+	p.send(line)
+	resp = p.expect(line)
+	if string(resp["id"]) != id {
+		p.t.Fatalf("%s: response id %s, want %s", line, resp["id"], id)
+	}
+	return line, resp
+}
+
+func (p *propGateSession) close() {
+	p.in.Close()
+	if err := <-p.done; err != nil {
+		p.t.Errorf("Serve: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := p.sess.Wait(ctx); err != nil {
+		p.t.Errorf("Wait: %v", err)
+	}
+	p.out.Close()
+	for line := range p.lines {
+		p.t.Errorf("output after the input ended: %s", line)
+	}
+}
+
+// propGateError decodes an error response, failing on a result.
+func propGateError(t *testing.T, line string, resp map[string]json.RawMessage) (code int64, data map[string]json.RawMessage) {
+	t.Helper()
+	var e struct {
+		Code    int64                      `json:"code"`
+		Message string                     `json:"message"`
+		Data    map[string]json.RawMessage `json:"data"`
+	}
+	if resp["error"] == nil || resp["result"] != nil || json.Unmarshal(resp["error"], &e) != nil || e.Message == "" {
+		t.Fatalf("%s: want an error response, got %v", line, propGateString(resp))
+	}
+	return e.Code, e.Data
+}
+
+func propGateString(resp map[string]json.RawMessage) string {
+	b, _ := json.Marshal(resp)
+	return string(b)
+}
+
+func TestPropertyLifecycleGate(t *testing.T) {
+	cfg := core.DefaultConfig("prop")
+	srv, err := NewServer(Options{Config: &cfg, IDs: &core.SequenceGenerator{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := fuzz.NewWithSeed(propGateSeed).NilChance(0).Funcs(propGateGen)
+	counts := map[string]int{}
+	for s := range propGateSessions {
+		p := newPropGateSession(t, srv)
+		state := jsonrpc.StateStarting
+		if s%2 == 1 { // start in INITIALIZING
+			line, resp := p.call(MethodInitialize, `{"protocolVersion":"2025-06-18"}`)
+			if resp["result"] == nil {
+				t.Fatalf("%s: %s", line, propGateString(resp))
+			}
+			state = jsonrpc.StateInitializing
+		}
+		for range propGateMessages {
+			var m propGateMsg
+			f.Fuzz(&m)
+			if m.notification && m.method == NotifyInitialized && state == jsonrpc.StateInitializing {
+				m.method = "notifications/roots/list_changed" // would leave the states under test
+			}
+			if m.notification {
+				counts["notification"]++
+				mb, _ := json.Marshal(m.method)
+				line := `{"jsonrpc":"2.0","method":` + string(mb)
+				if m.params != "" {
+					line += `,"params":` + m.params
+				}
+				p.send(line + "}")
+				// Nothing may answer it: the next line is the ping's.
+				if l, resp := p.call(MethodPing, ""); string(resp["result"]) != "{}" {
+					t.Fatalf("after notification %s: ping answered %v (%s)", line, propGateString(resp), l)
+				}
+			} else {
+				state = propGateCheckRequest(t, p, m, state, counts)
+			}
+			if st := p.sess.State(); st != state {
+				t.Fatalf("session %d: state %v after %+v; want %v", s, st, m, state)
+			}
+		}
+		p.close()
+		if t.Failed() {
+			return
+		}
+	}
+	t.Logf("%d sessions; messages by outcome: %v", propGateSessions, counts)
+}
+
+// propGateCheckRequest sends one request and checks the answer the gate
+// must give in state; it returns the new state.
+func propGateCheckRequest(t *testing.T, p *propGateSession, m propGateMsg, state jsonrpc.State,
+	counts map[string]int) jsonrpc.State {
+	t.Helper()
+	line, resp := p.call(m.method, m.params)
+	switch {
+	case m.method == MethodPing:
+		counts["ping"]++
+		if string(resp["result"]) != "{}" {
+			t.Fatalf("%s: want {}, got %s", line, propGateString(resp))
+		}
+	case m.method == MethodInitialize && state == jsonrpc.StateStarting:
+		var ip struct {
+			ProtocolVersion *string `json:"protocolVersion"`
+		}
+		if json.Unmarshal([]byte(m.params), &ip) == nil && ip.ProtocolVersion != nil && resp["result"] != nil {
+			counts["initialize"]++
+			var r struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			}
+			want := LatestVersion
+			for _, v := range SupportedVersions {
+				if v == *ip.ProtocolVersion {
+					want = v
+				}
+			}
+			if json.Unmarshal(resp["result"], &r) != nil || r.ProtocolVersion != want {
+				t.Fatalf("%s: want protocolVersion %s, got %s", line, want, propGateString(resp))
+			}
+			return jsonrpc.StateInitializing
+		}
+		counts["initialize -32602"]++
+		if code, data := propGateError(t, line, resp); code != jsonrpc.CodeInvalidParams || data["correlationId"] == nil {
+			t.Fatalf("%s: want -32602 with a correlationId, got %s", line, propGateString(resp))
+		}
+	case m.method == MethodInitialize:
+		counts["initialize again"]++
+		if code, _ := propGateError(t, line, resp); code != jsonrpc.CodeInvalidRequest {
+			t.Fatalf("%s: want -32600 already initialized, got %s", line, propGateString(resp))
+		}
+	default:
+		counts["gated"]++
+		code, data := propGateError(t, line, resp)
+		var dcode, dmsg, dcid string
+		_ = json.Unmarshal(data["code"], &dcode)
+		_ = json.Unmarshal(data["message"], &dmsg)
+		_ = json.Unmarshal(data["correlationId"], &dcid)
+		if code != jsonrpc.CodeNotInitialized || dcode != string(core.CodeNotInitialized) || dmsg == "" ||
+			dcid != p.sess.CorrelationID() {
+			t.Fatalf("%s in %v: want -32002 {code NOT_INITIALIZED, message, correlationId %q}, got %s",
+				line, state, p.sess.CorrelationID(), propGateString(resp))
+		}
+	}
+	return state
+}

@@ -1,0 +1,399 @@
+package mcp
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/kaptinlin/jsonschema"
+)
+
+// Bounds on tool schemas and on the values they validate.
+const (
+	maxSchemaBytes    = 256 << 10 // a schema's encoded size
+	maxSchemaDepth    = 64        // nesting of JSON objects and arrays in a schema; the root is level 1
+	maxNumberLen      = 1000      // characters of one JSON number literal
+	maxNumberExponent = 1000      // magnitude of a JSON number's exponent
+	maxSchemaProblems = 100       // problems validate lists before one summary entry
+)
+
+// dialectOf returns the dialect a "$schema" value selects (2020-12, the
+// default, or draft-07; https or http, "#" or not), or "" for any other.
+// kaptinlin implements draft-07 semantics ("definitions", array "items" with
+// "additionalItems", "dependencies", "$id":"#a" anchors, $ref overriding its
+// siblings) but leniently: array "items" and "definitions" work in 2020-12
+// too, and the newer keywords it models (prefixItems, $defs, $anchor,
+// dependentRequired, dependentSchemas, unevaluated*) apply in draft-07 too.
+func dialectOf(uri string) jsonschema.Dialect {
+	rest, https := strings.CutPrefix(uri, "https://")
+	rest, http := strings.CutPrefix(rest, "http://")
+	switch rest = strings.TrimSuffix(rest, "#"); {
+	case https == http: // neither scheme, or both
+		return ""
+	case rest == "json-schema.org/draft/2020-12/schema":
+		return jsonschema.Draft202012
+	case rest == "json-schema.org/draft-07/schema":
+		return jsonschema.Draft7
+	}
+	return ""
+}
+
+// schemaCompiler compiles tool schemas: one per Server, no global state,
+// safe for concurrent use. Each compile uses a fresh kaptinlin Compiler with
+// its URL loaders (http and https by default) deleted, so a $ref never
+// reaches the network. A shared Compiler would be wrong: kaptinlin caches
+// schemas by "$id", hands back the cached one when a later schema declares
+// the same "$id", and resolves $refs against every schema it has seen.
+type schemaCompiler struct{ count atomic.Int64 }
+
+// newSchemaCompiler returns a schemaCompiler that never fetches schemas.
+func newSchemaCompiler() *schemaCompiler { return &schemaCompiler{} }
+
+// compilations reports how many times compile was called (successfully or
+// not), so that tests can prove no schema is compiled during a call.
+func (c *schemaCompiler) compilations() int64 { return c.count.Load() }
+
+// compiledSchema validates instances against one compiled schema. It is safe
+// for concurrent use and never compiles anything while validating.
+type compiledSchema struct {
+	schema *jsonschema.Schema
+	decode func([]byte) (any, error) // kaptinlin's exact JSON decoder
+	// mu, if set, serialises validation: kaptinlin rebuilds its
+	// patternProperties regexp cache on every evaluation and compiles a
+	// "pattern" on first use (compile pre-warms those, but not beside a $ref).
+	mu *sync.Mutex
+}
+
+// schemaProblem is one reason an instance does not validate: Path is a JSON
+// Pointer into the instance ("" for the root), Message says what is wrong.
+type schemaProblem struct {
+	Path    string `json:"path"`
+	Message string `json:"message"`
+}
+
+// compile checks and compiles a tool's inputSchema or outputSchema (role
+// names it in errors): a JSON object within the bounds, "type": "object" at
+// its root, in a dialect dialectOf accepts, each $ref resolving inside it.
+func (c *schemaCompiler) compile(role string, raw json.RawMessage) (*compiledSchema, error) {
+	c.count.Add(1)
+	if len(raw) > maxSchemaBytes {
+		return nil, fmt.Errorf("%s is %d bytes; the limit is %d bytes (256 KiB): share repeated parts through $defs", role, len(raw), maxSchemaBytes)
+	}
+	kc := jsonschema.NewCompiler()
+	for scheme := range kc.Loaders {
+		delete(kc.Loaders, scheme) // MCP forbids auto-dereferencing network references
+	}
+	kc.SetDefaultDialect(jsonschema.Draft202012)
+	decode := kc.MediaTypes["application/json"] // exact: json.Number, unique names, UTF-8, no trailing data
+	doc, err := decode(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not valid JSON: %s", role, decodeError(err))
+	}
+	root, ok := doc.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s must be a JSON object, got %s", role, clipJSON(doc))
+	}
+	checkTree(doc, nil, maxSchemaDepth, func(path []string, msg string) bool {
+		err = fmt.Errorf("%s: at %q: %s", role, jsonPointerOf(path), msg)
+		return false
+	})
+	if err != nil {
+		return nil, err
+	}
+	if t, ok := root["type"]; !ok {
+		return nil, fmt.Errorf(`%s must have "type": "object" at its root, got no "type"`, role)
+	} else if t != "object" {
+		return nil, fmt.Errorf(`%s must have "type": "object" at its root, got %s`, role, clipJSON(t))
+	}
+	if d, ok := root["$schema"]; ok {
+		if s, _ := d.(string); dialectOf(s) == "" {
+			return nil, fmt.Errorf(`%s: unsupported JSON Schema dialect %s: use 2020-12 (no $schema) or draft-07 ("http://json-schema.org/draft-07/schema#")`, role, clipJSON(d))
+		}
+	}
+	s, err := kc.Compile(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s does not compile: %v", role, err)
+	}
+	s.ResolveUnresolvedReferences() // refs to $anchors met later in kaptinlin's walk
+	if refs := s.UnresolvedReferenceURIs(); len(refs) > 0 {
+		ref, why := slices.Min(refs), "mcprt never fetches schemas over the network; inline it under $defs"
+		if strings.HasPrefix(ref, "#") {
+			why = "the schema has no such location or $anchor; point it at a subschema of this schema, e.g. under $defs"
+		}
+		return nil, fmt.Errorf("%s: $ref %q cannot be resolved: %s", role, ref, why)
+	}
+	cs := &compiledSchema{schema: s, decode: decode}
+	var nested []string
+	walkSchema(s, func(sub *jsonschema.Schema) {
+		if sub.Schema != "" && dialectOf(sub.Schema) == "" {
+			nested = append(nested, sub.Schema)
+		}
+		if sub.PatternProperties != nil || (sub.Pattern != nil && (sub.Ref != "" || sub.DynamicRef != "")) {
+			cs.mu = new(sync.Mutex)
+		}
+		if sub.Pattern != nil {
+			sub.Validate("") // compiles and caches the regexp now, single-threaded
+		}
+	})
+	if len(nested) > 0 {
+		return nil, fmt.Errorf(`%s: unsupported JSON Schema dialect %q in a subschema: use 2020-12 (no $schema) or draft-07`, role, slices.Min(nested))
+	}
+	return cs, nil
+}
+
+// validate returns nil if instance is valid, else its problems sorted by
+// path then message (past maxSchemaProblems, one last entry counts the rest).
+// Numbers are decoded exactly (9007199254740993 stays itself). Duplicate
+// member names, invalid UTF-8 (a later parser could read another value) and
+// numbers out of bounds (exact arithmetic on 1e999999 is slow) are problems.
+func (s *compiledSchema) validate(instance json.RawMessage) []schemaProblem {
+	v, err := s.decode(instance)
+	if err != nil {
+		return []schemaProblem{{Path: "", Message: "not valid JSON: " + decodeError(err) + " (send well-formed UTF-8 JSON with unique member names)"}}
+	}
+	var f problemCollector
+	checkTree(v, make([]string, 0, 8), 0, func(path []string, msg string) bool {
+		f.add(jsonPointerOf(path), msg)
+		return true
+	})
+	if len(f.problems) == 0 {
+		res, failure := s.evaluate(v)
+		switch {
+		case failure != "":
+			f.add("", failure)
+		case res.IsValid():
+			return nil
+		case f.walk(res, "", v) == 0:
+			f.add("", "the value does not match the schema")
+		}
+	}
+	p := f.problems
+	slices.SortFunc(p, func(a, b schemaProblem) int {
+		return cmp.Or(strings.Compare(a.Path, b.Path), strings.Compare(a.Message, b.Message))
+	})
+	if p = slices.Compact(p); len(p) > maxSchemaProblems {
+		p = append(p[:maxSchemaProblems], schemaProblem{Path: "", Message: fmt.Sprintf("%d more problems not listed", len(p)-maxSchemaProblems)})
+	}
+	return p
+}
+
+// decodeError renders an error of kaptinlin's JSON decoder without its
+// package prefixes.
+func decodeError(err error) string {
+	if _, msg, ok := strings.Cut(err.Error(), "jsontext: "); ok {
+		return msg
+	}
+	return err.Error()
+}
+
+// evaluate runs kaptinlin on v, under s.mu if set. A panic in the validator
+// becomes a failure message instead of taking the server down.
+func (s *compiledSchema) evaluate(v any) (res *jsonschema.EvaluationResult, failure string) {
+	if s.mu != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			failure = fmt.Sprintf("the schema validator failed on this value (%v); report it as an mcprt bug", r)
+		}
+	}()
+	return s.schema.Validate(v), ""
+}
+
+// checkTree calls bad, until it returns false, for each number in v out of
+// bounds and, if maxDepth > 0 (a schema: members in sorted order, so the
+// first problem is always the same), nesting deeper; path leads to v.
+func checkTree(v any, path []string, maxDepth int, bad func(path []string, msg string) bool) bool {
+	if n, ok := v.(json.Number); ok && !numberWithinBounds(string(n)) {
+		return bad(path, fmt.Sprintf("number %s is out of range: mcprt accepts numbers of at most %d characters with exponents within ±%d",
+			clipText(string(n), 60), maxNumberLen, maxNumberExponent))
+	}
+	obj, isObj := v.(map[string]any)
+	arr, isArr := v.([]any)
+	if (isObj || isArr) && maxDepth > 0 && len(path) >= maxDepth {
+		return bad(path, fmt.Sprintf("nesting is deeper than the limit of %d levels", maxDepth))
+	}
+	for i, e := range arr {
+		if !checkTree(e, append(path, strconv.Itoa(i)), maxDepth, bad) {
+			return false
+		}
+	}
+	keys := slices.Collect(maps.Keys(obj))
+	if maxDepth > 0 {
+		slices.Sort(keys)
+	}
+	for _, k := range keys {
+		if !checkTree(obj[k], append(path, k), maxDepth, bad) {
+			return false
+		}
+	}
+	return true
+}
+
+// numberWithinBounds reports whether the JSON number literal n has at most
+// maxNumberLen characters and an exponent within ±maxNumberExponent.
+func numberWithinBounds(n string) bool {
+	i := strings.IndexAny(n, "eE")
+	if len(n) > maxNumberLen || i < 0 {
+		return len(n) <= maxNumberLen
+	}
+	exp := strings.TrimLeft(strings.TrimLeft(n[i+1:], "+-"), "0")
+	e, _ := strconv.Atoi(exp) // "" (an exponent of zeros) is 0
+	return len(exp) <= 4 && e <= maxNumberExponent
+}
+
+// problemCollector turns kaptinlin's evaluation tree into schemaProblems.
+type problemCollector struct{ problems []schemaProblem }
+
+// add records a problem, shortening messages that quote huge values.
+func (f *problemCollector) add(path, msg string) {
+	f.problems = append(f.problems, schemaProblem{Path: path, Message: clipText(msg, 300)})
+}
+
+// aggregateCodes are kaptinlin error codes that only summarise failures of
+// subschemas whose own errors say more; they are reported only when nothing
+// more precise was found at or below their result.
+var aggregateCodes = map[string]bool{"property_mismatch": true, "properties_mismatch": true,
+	"pattern_property_mismatch": true, "pattern_properties_mismatch": true, "additional_property_mismatch": true,
+	"additional_properties_mismatch": true, "unevaluated_property_mismatch": true, "unevaluated_properties_mismatch": true,
+	"property_name_mismatch": true, "property_names_mismatch": true, "item_mismatch": true, "items_mismatch": true,
+	"prefix_item_mismatch": true, "prefix_items_mismatch": true, "unevaluated_item_mismatch": true,
+	"unevaluated_items_mismatch": true, "ref_mismatch": true, "dynamic_ref_mismatch": true, "all_of_item_mismatch": true,
+	"if_then_mismatch": true, "if_else_mismatch": true, "dependent_schema_mismatch": true, "dependent_schemas_mismatch": true}
+
+// falseReasons completes "property/item X is not allowed" when the subschema
+// reached through a keyword is the boolean schema false.
+var falseReasons = map[string]string{
+	"properties": "its schema is false", "patternProperties": "its schema is false", "prefixItems": "its schema is false",
+	"additionalProperties":  "the schema lists the allowed properties and additionalProperties is false",
+	"unevaluatedProperties": "unevaluatedProperties is false", "unevaluatedItems": "unevaluatedItems is false",
+	"items": "the schema allows no further items",
+}
+
+// walk records the problems of result r for value v at path, returning how
+// many. It descends where a subresult locates a failure more precisely
+// (members, items, $ref, allOf, then/else, dependentSchemas); anyOf, oneOf,
+// not, if and contains speak for themselves. Results for absent required
+// members (kaptinlin evaluates them against null) are left to "required".
+func (f *problemCollector) walk(r *jsonschema.EvaluationResult, path string, v any) int {
+	before := len(f.problems)
+	for _, d := range r.Details {
+		if d == nil || d.Valid {
+			continue
+		}
+		keyword, _, _ := strings.Cut(strings.TrimPrefix(d.EvaluationPath, "/"), "/")
+		token := strings.TrimPrefix(d.InstanceLocation, "/")
+		switch keyword {
+		case "properties", "patternProperties", "additionalProperties", "unevaluatedProperties":
+			obj, _ := v.(map[string]any)
+			if child, ok := obj[token]; !ok {
+				continue
+			} else if p := path + "/" + escapePointerToken(token); isFalseResult(d) {
+				f.add(p, fmt.Sprintf("property %q is not allowed: %s", token, falseReasons[keyword]))
+			} else {
+				f.walk(d, p, child)
+			}
+		case "items", "prefixItems", "unevaluatedItems":
+			arr, _ := v.([]any)
+			if i, err := strconv.Atoi(token); err != nil || i < 0 || i >= len(arr) {
+				continue
+			} else if isFalseResult(d) {
+				f.add(path+"/"+token, fmt.Sprintf("item %d is not allowed: %s", i, falseReasons[keyword]))
+			} else {
+				f.walk(d, path+"/"+token, arr[i])
+			}
+		case "propertyNames":
+			for _, e := range d.Errors {
+				f.add(path, fmt.Sprintf("property name %q is not allowed: %s", token, errorMessage(e)))
+			}
+		case "", "allOf", "then", "dependentSchemas": // "" is $ref, $dynamicRef or else: the same instance
+			f.walk(d, path, v)
+		}
+	}
+	precise := len(f.problems) > before
+	for _, e := range r.Errors {
+		precise = precise || !aggregateCodes[e.Code]
+	}
+	for _, e := range r.Errors {
+		if !precise || !aggregateCodes[e.Code] {
+			f.add(path, errorMessage(e))
+		}
+	}
+	return len(f.problems) - before
+}
+
+// isFalseResult reports whether r failed because its schema is false.
+func isFalseResult(r *jsonschema.EvaluationResult) bool {
+	e, ok := r.Errors["schema"]
+	return ok && e.Code == "false_schema_mismatch"
+}
+
+// errorMessage renders e, rewriting the one message kaptinlin builds in Go
+// map order (dependentRequired) so that messages are deterministic.
+func errorMessage(e *jsonschema.EvaluationError) string {
+	var missing map[string][]string
+	if s, ok := e.Params["missing_properties"].(string); ok && e.Code == "dependent_property_required" &&
+		json.Unmarshal([]byte(s), &missing) == nil {
+		parts := make([]string, 0, len(missing))
+		for _, k := range slices.Sorted(maps.Keys(missing)) {
+			parts = append(parts, fmt.Sprintf("%q requires %q", k, missing[k]))
+		}
+		return "missing dependent properties: " + strings.Join(parts, "; ")
+	}
+	return e.Error()
+}
+
+// escapePointerToken escapes one JSON Pointer reference token (RFC 6901).
+func escapePointerToken(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+// jsonPointerOf renders tokens as a JSON Pointer ("" for the root).
+func jsonPointerOf(tokens []string) (p string) {
+	for _, t := range tokens {
+		p += "/" + escapePointerToken(t)
+	}
+	return p
+}
+
+// clipJSON renders v, decoded by encoding/json, as JSON for an error message.
+func clipJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return clipText(string(b), 60)
+}
+
+// clipText shortens s to about n bytes by eliding its middle.
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n/2], "") + "…" + strings.ToValidUTF8(s[len(s)-n/2:], "")
+}
+
+// walkSchema calls fn for s and every subschema below it, in a fixed order;
+// it does not follow $ref, which can only point inside the same tree.
+func walkSchema(s *jsonschema.Schema, fn func(*jsonschema.Schema)) {
+	if s == nil {
+		return
+	}
+	fn(s)
+	kids := slices.Concat([]*jsonschema.Schema{s.Not, s.If, s.Then, s.Else, s.Items, s.Contains,
+		s.AdditionalProperties, s.PropertyNames, s.UnevaluatedItems, s.UnevaluatedProperties, s.ContentSchema},
+		s.AllOf, s.AnyOf, s.OneOf, s.PrefixItems)
+	for _, m := range []map[string]*jsonschema.Schema{s.Defs, s.DependentSchemas,
+		*cmp.Or(s.Properties, &jsonschema.SchemaMap{}), *cmp.Or(s.PatternProperties, &jsonschema.SchemaMap{})} {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			kids = append(kids, m[k])
+		}
+	}
+	for _, k := range kids {
+		walkSchema(k, fn)
+	}
+}

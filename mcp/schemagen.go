@@ -1,0 +1,337 @@
+package mcp
+
+import (
+	"bytes"
+	"cmp"
+	"encoding"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// deriveSchema returns a JSON Schema (2020-12, no "$schema" member) for the
+// Go type t, a struct or a pointer to one:
+// {"type":"object","properties":{...},"required":[...],"additionalProperties":false}.
+//
+// The schema describes what encoding/json reads into t:
+//   - Fields: the exported fields encoding/json sees, embedded structs
+//     flattened with its rules for name conflicts; names from `json` tags,
+//     "-" skipped. A field is required unless it has omitempty or omitzero,
+//     is a pointer, or is promoted from an embedded pointer to a struct.
+//   - A `description:"..."` tag sets the property's "description".
+//   - string → string; bool → boolean; integers → integer (unsigned ones
+//     with "minimum": 0; 8-, 16- and 32-bit ones bounded to their range);
+//     floats → number; []byte → base64 string; slices → array, arrays →
+//     array of exactly their length; map[string]T → object whose
+//     additionalProperties is T; struct → object, by the same rules, with
+//     additionalProperties false; pointer → its element's schema;
+//     time.Time → date-time string; json.Number → number; json.RawMessage,
+//     interfaces and other types with their own UnmarshalJSON → {} (any
+//     value); other encoding.TextUnmarshaler types → string; a field tagged
+//     `json:",string"` → string.
+//   - Channels, functions, complex numbers, unsafe pointers, maps with
+//     non-string keys and recursive types are errors naming the field.
+//
+// Members are written in a fixed order: properties in field order (as
+// encoding/json writes them), keywords in the order listed above.
+func deriveSchema(t reflect.Type) (json.RawMessage, error) {
+	if t == nil {
+		return nil, fmt.Errorf("no type given: a tool's input type must be a struct or a pointer to a struct")
+	}
+	st := t
+	if st.Kind() == reflect.Pointer {
+		st = st.Elem()
+	}
+	if st.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("%s is a %s: a tool's input type must be a struct or a pointer to a struct", t, t.Kind())
+	}
+	g := schemaGen{active: map[reflect.Type]bool{}}
+	s, err := g.schemaOf(st, st.String())
+	if err != nil {
+		return nil, err
+	}
+	if len(s) == 0 || s[0].value != "object" { // st decodes itself (UnmarshalJSON or UnmarshalText)
+		return nil, fmt.Errorf("%s decodes itself from JSON, so its schema cannot be derived: give the tool an explicit InputSchema", st)
+	}
+	return json.Marshal(s)
+}
+
+// orderedSchema is a JSON object whose members encode in slice order.
+type orderedSchema []schemaMember
+
+type schemaMember struct {
+	key   string
+	value any
+}
+
+// MarshalJSON writes the members in order.
+func (o orderedSchema) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, m := range o {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(m.key)
+		v, err := json.Marshal(m.value)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+var (
+	timeType        = reflect.TypeFor[time.Time]()
+	rawMessageType  = reflect.TypeFor[json.RawMessage]()
+	jsonNumberType  = reflect.TypeFor[json.Number]()
+	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+	textType        = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// schemaGen derives schemas; active holds the composite types being derived,
+// to detect recursion.
+type schemaGen struct {
+	active map[reflect.Type]bool
+}
+
+// implements reports whether t or *t implements iface.
+func implements(t, iface reflect.Type) bool {
+	return t.Implements(iface) || (t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(iface))
+}
+
+// schemaOf derives the schema of t; where names the field (Type.Field.Sub)
+// for errors.
+func (g *schemaGen) schemaOf(t reflect.Type, where string) (orderedSchema, error) {
+	switch {
+	case t == timeType:
+		return orderedSchema{{"type", "string"}, {"format", "date-time"}}, nil
+	case t == jsonNumberType:
+		return orderedSchema{{"type", "number"}}, nil
+	case t == rawMessageType, t.Kind() == reflect.Interface, implements(t, unmarshalerType):
+		return orderedSchema{}, nil
+	case implements(t, textType):
+		return orderedSchema{{"type", "string"}}, nil
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array, reflect.Map, reflect.Pointer, reflect.Struct:
+		if g.active[t] {
+			return nil, fmt.Errorf("field %s: type %s contains itself: recursive types are not derived; give the tool an explicit InputSchema (with $defs and $ref)", where, t)
+		}
+		g.active[t] = true
+		defer delete(g.active, t)
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return orderedSchema{{"type", "boolean"}}, nil
+	case reflect.String:
+		return orderedSchema{{"type", "string"}}, nil
+	case reflect.Float32, reflect.Float64:
+		return orderedSchema{{"type", "number"}}, nil
+	case reflect.Int8, reflect.Int16, reflect.Int32:
+		bits := t.Bits()
+		return orderedSchema{{"type", "integer"}, {"minimum", int64(-1) << (bits - 1)}, {"maximum", int64(1)<<(bits-1) - 1}}, nil
+	case reflect.Int, reflect.Int64:
+		return orderedSchema{{"type", "integer"}}, nil
+	case reflect.Uint8, reflect.Uint16, reflect.Uint32:
+		return orderedSchema{{"type", "integer"}, {"minimum", 0}, {"maximum", uint64(math.MaxUint64) >> (64 - t.Bits())}}, nil
+	case reflect.Uint, reflect.Uint64, reflect.Uintptr:
+		return orderedSchema{{"type", "integer"}, {"minimum", 0}}, nil
+	case reflect.Pointer:
+		return g.schemaOf(t.Elem(), where)
+	case reflect.Slice, reflect.Array:
+		if e := t.Elem(); t.Kind() == reflect.Slice && e.Kind() == reflect.Uint8 && !implements(e, unmarshalerType) && !implements(e, textType) {
+			return orderedSchema{{"type", "string"}, {"contentEncoding", "base64"}}, nil
+		}
+		items, err := g.schemaOf(t.Elem(), where+"[]")
+		if err != nil {
+			return nil, err
+		}
+		s := orderedSchema{{"type", "array"}, {"items", items}}
+		if t.Kind() == reflect.Array {
+			s = append(s, schemaMember{"minItems", t.Len()}, schemaMember{"maxItems", t.Len()})
+		}
+		return s, nil
+	case reflect.Map:
+		if k := t.Key(); k.Kind() != reflect.String && !implements(k, textType) {
+			return nil, fmt.Errorf("field %s has type %s: JSON object keys are strings, so only maps with string keys derive a schema; use map[string]%s", where, t, t.Elem())
+		}
+		values, err := g.schemaOf(t.Elem(), where+"[]")
+		if err != nil {
+			return nil, err
+		}
+		return orderedSchema{{"type", "object"}, {"additionalProperties", values}}, nil
+	case reflect.Struct:
+		return g.structSchema(t, where)
+	}
+	return nil, fmt.Errorf("field %s has type %s, which JSON cannot represent: change its type, or leave it out of the input with the tag json:\"-\"", where, t)
+}
+
+// structSchema derives the object schema of the struct type t.
+func (g *schemaGen) structSchema(t reflect.Type, where string) (orderedSchema, error) {
+	props := orderedSchema{}
+	required := []string{}
+	for _, f := range jsonFields(t) {
+		fieldWhere := where + "." + f.goPath
+		s, err := g.schemaOf(f.typ, fieldWhere)
+		if err != nil {
+			return nil, err
+		}
+		if f.quoted {
+			s = orderedSchema{{"type", "string"}}
+		}
+		if f.desc != "" {
+			s = append(slices.Clip(s), schemaMember{"description", f.desc})
+		}
+		props = append(props, schemaMember{f.name, s})
+		if f.required {
+			required = append(required, f.name)
+		}
+	}
+	s := orderedSchema{{"type", "object"}, {"properties", props}}
+	if len(required) > 0 {
+		s = append(s, schemaMember{"required", required})
+	}
+	return append(s, schemaMember{"additionalProperties", false}), nil
+}
+
+// jsonField is a struct field as encoding/json sees it.
+type jsonField struct {
+	name     string       // the JSON member name
+	goPath   string       // Go field names from the struct, for errors
+	index    []int        // reflect index sequence
+	typ      reflect.Type //
+	tagged   bool         // the name comes from a tag
+	required bool         // not omitempty/omitzero, not a pointer, not promoted through an embedded pointer
+	quoted   bool         // `json:",string"` on a scalar field
+	desc     string       // the description tag
+}
+
+// jsonFields returns the fields encoding/json encodes for the struct type t,
+// in its order, resolving embedded structs and name conflicts by its rules
+// (shallowest wins, then a tagged one; otherwise all conflicting are dropped).
+func jsonFields(t reflect.Type) []jsonField {
+	type queued struct {
+		typ    reflect.Type
+		index  []int
+		goPath string
+		viaPtr bool
+	}
+	var fields []jsonField
+	next := []queued{{typ: t}}
+	count, nextCount := map[reflect.Type]int{}, map[reflect.Type]int{t: 1}
+	visited := map[reflect.Type]bool{}
+	for len(next) > 0 {
+		current := next
+		next = nil
+		count, nextCount = nextCount, map[reflect.Type]int{}
+		for _, q := range current {
+			if visited[q.typ] {
+				continue
+			}
+			visited[q.typ] = true
+			for i := range q.typ.NumField() {
+				sf := q.typ.Field(i)
+				ft := sf.Type
+				if ft.Name() == "" && ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				if (!sf.Anonymous || ft.Kind() != reflect.Struct) && !sf.IsExported() {
+					continue
+				}
+				tag := sf.Tag.Get("json")
+				if tag == "-" {
+					continue
+				}
+				name, opts, _ := strings.Cut(tag, ",")
+				if !validJSONTagName(name) {
+					name = ""
+				}
+				index := append(slices.Clone(q.index), i)
+				goPath := strings.TrimPrefix(q.goPath+"."+sf.Name, ".")
+				viaPtr := q.viaPtr || (sf.Anonymous && sf.Type.Kind() == reflect.Pointer)
+				if name == "" && sf.Anonymous && ft.Kind() == reflect.Struct {
+					nextCount[ft]++
+					if nextCount[ft] == 1 {
+						next = append(next, queued{typ: ft, index: index, goPath: goPath, viaPtr: viaPtr})
+					}
+					continue
+				}
+				optional := hasTagOption(opts, "omitempty") || hasTagOption(opts, "omitzero")
+				f := jsonField{
+					name: cmp.Or(name, sf.Name), goPath: goPath, index: index, typ: sf.Type, tagged: name != "",
+					required: !optional && !q.viaPtr && sf.Type.Kind() != reflect.Pointer,
+					desc:     sf.Tag.Get("description"),
+				}
+				switch ft.Kind() {
+				case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+					reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+					reflect.Float32, reflect.Float64, reflect.String:
+					f.quoted = hasTagOption(opts, "string")
+				}
+				fields = append(fields, f)
+				if count[q.typ] > 1 { // embedded twice at this depth: make the duplicate annihilate
+					fields = append(fields, f)
+				}
+			}
+		}
+	}
+	slices.SortFunc(fields, func(a, b jsonField) int {
+		return cmp.Or(strings.Compare(a.name, b.name), cmp.Compare(len(a.index), len(b.index)),
+			-cmpBool(a.tagged, b.tagged), slices.Compare(a.index, b.index))
+	})
+	var out []jsonField
+	for i := 0; i < len(fields); {
+		j := i + 1
+		for j < len(fields) && fields[j].name == fields[i].name {
+			j++
+		}
+		if j-i == 1 || len(fields[i].index) < len(fields[i+1].index) || fields[i].tagged != fields[i+1].tagged {
+			out = append(out, fields[i])
+		}
+		i = j
+	}
+	slices.SortFunc(out, func(a, b jsonField) int { return slices.Compare(a.index, b.index) })
+	return out
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+// hasTagOption reports whether the comma-separated tag options include opt.
+func hasTagOption(opts, opt string) bool {
+	return slices.Contains(strings.Split(opts, ","), opt)
+}
+
+// validJSONTagName reports whether encoding/json accepts name as a member
+// name from a tag (otherwise it falls back to the Go field name).
+func validJSONTagName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, c := range name {
+		switch {
+		case strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", c):
+		case !unicode.IsLetter(c) && !unicode.IsDigit(c):
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,280 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"time"
+
+	"github.com/mcprt/mcprt/core"
+)
+
+// ToolHandler handles a tools/call. args is the call's arguments object
+// exactly as validated (never nil: {} when the client sent none, and never
+// holding _meta). The handler returns a result, one of:
+//   - a *CallToolResult, sent as is (text, image, audio, resource_link and
+//     embedded resource blocks pass through);
+//   - any other value JSON can encode, wrapped as a text block holding its
+//     JSON (plus structuredContent when it is an object and the client's
+//     revision has it);
+//
+// or an error: a *core.Error keeps its code (domain codes included), any
+// other error becomes INTERNAL.
+//
+// ctx carries the call's runId, correlationId and a scoped logger (see
+// RunID, CorrelationID, Logger) and is cancelled at the tool's deadline, when
+// the client cancels the call, or when the connection closes. A handler that
+// ignores ctx keeps its concurrency slot until it returns.
+type ToolHandler func(ctx context.Context, args json.RawMessage) (any, error)
+
+// ToolAnnotations are hints about a tool's behaviour (MCP 2025-03-26+).
+type ToolAnnotations struct {
+	Title           string `json:"title,omitempty"`
+	ReadOnlyHint    *bool  `json:"readOnlyHint,omitempty"`
+	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
+	IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
+	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
+}
+
+// Bool returns a pointer to b, for annotation fields.
+func Bool(b bool) *bool { return &b }
+
+// Tool is a tool definition (SPEC §7.1).
+type Tool struct {
+	// Name is 1–128 characters of A-Z a-z 0-9 _ - . and unique.
+	Name string
+	// Title is a human-readable name (listed from 2025-06-18).
+	Title string
+	// Description tells a model what the tool does.
+	Description string
+	// InputSchema is a JSON Schema with an object root. Nil means
+	// {"type":"object"} (any arguments object).
+	InputSchema json.RawMessage
+	// OutputSchema, if set, is a JSON Schema with an object root that every
+	// result must satisfy.
+	OutputSchema json.RawMessage
+	// Annotations are optional behaviour hints.
+	Annotations *ToolAnnotations
+	// Version is an optional version string, listed as version.
+	Version string
+	// Timeout is the call deadline; zero means tools.defaultTimeoutMs.
+	Timeout time.Duration
+	// Exclusive serialises calls of this tool (one at a time).
+	Exclusive bool
+	// Observer marks a tool that only observes the server (health,
+	// server_ping): it takes no concurrency slot and neither raises nor
+	// resets the RESOURCE_EXHAUSTED counter.
+	Observer bool
+	// Handler runs the call.
+	Handler ToolHandler
+
+	// dynamic and toolType mark a tool registered over the wire by
+	// admin_register_tool.
+	dynamic  bool
+	toolType string
+}
+
+// ReadOnly reports whether the tool's annotations say it is read-only.
+func (t *Tool) ReadOnly() bool {
+	return t.Annotations != nil && t.Annotations.ReadOnlyHint != nil && *t.Annotations.ReadOnlyHint
+}
+
+// Dynamic reports whether the tool was registered by admin_register_tool,
+// and with which toolType.
+func (t *Tool) Dynamic() (bool, string) { return t.dynamic, t.toolType }
+
+// MarkDynamic returns a copy of t marked as dynamically registered with the
+// given toolType (used by the admin tools).
+func (t Tool) MarkDynamic(toolType string) Tool {
+	t.dynamic, t.toolType = true, toolType
+	return t
+}
+
+// registeredTool is a tool with its compiled validators. Immutable after
+// registration.
+type registeredTool struct {
+	def    Tool
+	input  *compiledSchema
+	output *compiledSchema
+	inRaw  json.RawMessage // compact inputSchema, as listed
+	outRaw json.RawMessage // compact outputSchema, as listed
+	lock   chan struct{}   // exclusive lock (buffered 1), nil unless Exclusive
+}
+
+const maxToolNameLen = 128
+
+// validToolName reports whether name follows SPEC §7.1.
+func validToolName(name string) bool {
+	if len(name) == 0 || len(name) > maxToolNameLen {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+var defaultInputSchema = json.RawMessage(`{"type":"object"}`)
+
+// AddTool registers a tool. Its schemas are compiled now, once. It returns
+// an INVALID_ARGUMENT *core.Error for a bad name, a duplicate name, a missing
+// handler or a schema that does not compile. A tool the server's mode does
+// not admit (SPEC §9) is not registered and AddTool returns nil; Admitted
+// tells in advance. Registering while sessions are running sends them
+// notifications/tools/list_changed.
+func (s *Server) AddTool(t Tool) error {
+	if !validToolName(t.Name) {
+		return core.Errorf(core.CodeInvalidArgument,
+			"invalid tool name %q: use 1-128 characters of A-Z a-z 0-9 _ - .", t.Name)
+	}
+	if t.Handler == nil {
+		return core.Errorf(core.CodeInvalidArgument, "tool %q has no handler", t.Name)
+	}
+	if !s.Admitted(&t) {
+		s.log.Debug("tool not admitted in this mode", "tool", t.Name, "mode", s.cfg.Server.Mode)
+		return nil
+	}
+	rt := &registeredTool{def: t}
+	in := t.InputSchema
+	if len(in) == 0 {
+		in = defaultInputSchema
+	}
+	var err error
+	if rt.input, err = s.schemas.compile("inputSchema", in); err != nil {
+		return core.Errorf(core.CodeInvalidArgument, "tool %q: %v", t.Name, err)
+	}
+	if rt.inRaw, err = compact(in); err != nil {
+		return core.Errorf(core.CodeInvalidArgument, "tool %q: inputSchema: %v", t.Name, err)
+	}
+	if len(t.OutputSchema) > 0 {
+		if rt.output, err = s.schemas.compile("outputSchema", t.OutputSchema); err != nil {
+			return core.Errorf(core.CodeInvalidArgument, "tool %q: %v", t.Name, err)
+		}
+		if rt.outRaw, err = compact(t.OutputSchema); err != nil {
+			return core.Errorf(core.CodeInvalidArgument, "tool %q: outputSchema: %v", t.Name, err)
+		}
+	}
+	if t.Exclusive {
+		rt.lock = make(chan struct{}, 1)
+	}
+	s.toolsMu.Lock()
+	if _, dup := s.tools[t.Name]; dup {
+		s.toolsMu.Unlock()
+		return core.Errorf(core.CodeInvalidArgument, "a tool named %q is already registered; choose another name", t.Name)
+	}
+	s.tools[t.Name] = rt
+	s.rebuildToolListLocked()
+	s.toolsMu.Unlock()
+	s.toolsChanged()
+	return nil
+}
+
+// RemoveTool unregisters a tool. It returns a NOT_FOUND *core.Error when no
+// such tool is registered. Calls already running finish.
+func (s *Server) RemoveTool(name string) error {
+	s.toolsMu.Lock()
+	if _, ok := s.tools[name]; !ok {
+		s.toolsMu.Unlock()
+		return core.Errorf(core.CodeNotFound, "no tool named %q is registered", name)
+	}
+	delete(s.tools, name)
+	s.rebuildToolListLocked()
+	s.toolsMu.Unlock()
+	s.toolsChanged()
+	return nil
+}
+
+// LookupTool returns the registered tool with that name.
+func (s *Server) LookupTool(name string) (Tool, bool) {
+	rt := s.tool(name)
+	if rt == nil {
+		return Tool{}, false
+	}
+	return rt.def, true
+}
+
+// tool returns the registered tool or nil.
+func (s *Server) tool(name string) *registeredTool {
+	s.toolsMu.RLock()
+	rt := s.tools[name]
+	s.toolsMu.RUnlock()
+	return rt
+}
+
+// Admitted reports whether the server's mode admits the tool (SPEC §9):
+// FULL and TEST admit every tool, READONLY only tools whose readOnlyHint is
+// true, MINIMAL only server_ping and health.
+func (s *Server) Admitted(t *Tool) bool {
+	switch s.cfg.Server.Mode {
+	case core.ModeReadOnly:
+		return t.ReadOnly()
+	case core.ModeMinimal:
+		return t.Name == "server_ping" || t.Name == "health"
+	}
+	return true
+}
+
+// rebuildToolListLocked refreshes the sorted tool list. Callers hold
+// toolsMu for writing.
+func (s *Server) rebuildToolListLocked() {
+	list := make([]*registeredTool, 0, len(s.tools))
+	for _, rt := range s.tools {
+		list = append(list, rt)
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].def.Name < list[j].def.Name })
+	s.toolList = list
+}
+
+// sortedTools returns the tools sorted by name (byte order).
+func (s *Server) sortedTools() []*registeredTool {
+	s.toolsMu.RLock()
+	defer s.toolsMu.RUnlock()
+	return s.toolList
+}
+
+func compact(raw json.RawMessage) (json.RawMessage, error) {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// AddTypedTool registers a tool whose handler takes a typed input. When
+// t.InputSchema is nil the schema is derived from In (a struct: exported
+// fields by their json names; fields without omitempty are required). The
+// arguments are decoded into a fresh In after validation; the handler's Out
+// is the result.
+func AddTypedTool[In, Out any](s *Server, t Tool, h func(ctx context.Context, in In) (Out, error)) error {
+	if len(t.InputSchema) == 0 {
+		schema, err := deriveSchema(reflect.TypeFor[In]())
+		if err != nil {
+			return core.Errorf(core.CodeInvalidArgument, "tool %q: cannot derive an input schema: %v", t.Name, err)
+		}
+		t.InputSchema = schema
+	}
+	t.Handler = func(ctx context.Context, args json.RawMessage) (any, error) {
+		var in In
+		if err := json.Unmarshal(args, &in); err != nil {
+			return nil, core.Errorf(core.CodeInvalidArgument, "arguments do not fit the tool's input type: %v", err)
+		}
+		return h(ctx, in)
+	}
+	return s.AddTool(t)
+}
+
+// toolsChanged tells running sessions that the tool list changed.
+func (s *Server) toolsChanged() {
+	for _, sess := range s.liveSessions() {
+		sess.notifyToolsChanged()
+	}
+}
+
+// errString formats an error for a message.
+func errString(err error) string { return fmt.Sprint(err) }
