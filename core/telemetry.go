@@ -12,6 +12,9 @@ import (
 const (
 	metricHeapLive     = "/gc/heap/live:bytes"
 	metricSchedLatency = "/sched/latencies:seconds"
+	// metricHeapObjects is the heap in use by objects now; it stands in for
+	// the live heap until the first GC has measured that.
+	metricHeapObjects = "/memory/classes/heap/objects:bytes"
 )
 
 const (
@@ -31,7 +34,8 @@ const (
 // RuntimeStats are the runtime figures of the health tool (SPEC §8).
 type RuntimeStats struct {
 	// HeapLiveBytes is the live heap after the last GC
-	// (runtime/metrics "/gc/heap/live:bytes").
+	// (runtime/metrics "/gc/heap/live:bytes"); before the first GC, the
+	// heap's objects now ("/memory/classes/heap/objects:bytes").
 	HeapLiveBytes uint64
 	// SchedLatencyP99 is the 99th percentile of the scheduler latency
 	// ("/sched/latencies:seconds") over the last ~10 s, 0 when nothing was
@@ -55,7 +59,7 @@ type Telemetry struct {
 	clock Clock
 
 	mu      sync.Mutex
-	samples [2]metrics.Sample // heap live, sched latencies; storage reused by metrics.Read
+	samples [3]metrics.Sample // heap live, sched latencies, heap objects; storage reused by metrics.Read
 	ring    histRing
 }
 
@@ -69,6 +73,7 @@ func NewTelemetry(clock Clock) *Telemetry {
 	t := &Telemetry{clock: clock}
 	t.samples[0].Name = metricHeapLive
 	t.samples[1].Name = metricSchedLatency
+	t.samples[2].Name = metricHeapObjects
 	t.mu.Lock()
 	t.sampleLocked()
 	t.mu.Unlock()
@@ -109,6 +114,9 @@ func (t *Telemetry) sampleLocked() RuntimeStats {
 	var st RuntimeStats
 	if v := t.samples[0].Value; v.Kind() == metrics.KindUint64 {
 		st.HeapLiveBytes = v.Uint64()
+	}
+	if v := t.samples[2].Value; st.HeapLiveBytes == 0 && v.Kind() == metrics.KindUint64 {
+		st.HeapLiveBytes = v.Uint64() // no GC has run yet
 	}
 	if v := t.samples[1].Value; v.Kind() == metrics.KindFloat64Histogram {
 		h := v.Float64Histogram()

@@ -22,11 +22,14 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/mcprt/mcprt/aacp"
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/mcp"
+	"github.com/mcprt/mcprt/mcp/builtin"
 )
 
 // version is the build's version, set with -ldflags "-X main.version=...".
@@ -126,9 +129,18 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	}
 	logger := core.NewLogger(stderr, core.LogOptions{Level: level, RedactKeys: cfg.Logging.RedactKeys})
 
-	srv, err := mcp.NewServer(mcp.Options{Config: &cfg, Logger: logger, Transport: "stdio"})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	telemetry := core.NewTelemetry(core.SystemClock{})
+	go telemetry.Run(ctx)
+	srv, err := mcp.NewServer(mcp.Options{Config: &cfg, Logger: logger, Transport: "stdio", Telemetry: telemetry})
 	if err != nil {
 		logger.Error("cannot build the server", "error", err.Error())
+		return exitFatal
+	}
+	agents := aacp.NewCoordinator(aacp.Options{MaxPayloadBytes: cfg.Tools.MaxPayloadBytes, Logger: logger})
+	if err := builtin.Register(srv, builtin.Options{Agents: agents, Version: cfg.Server.Version}); err != nil {
+		logger.Error("cannot register the built-in tools", "error", err.Error())
 		return exitFatal
 	}
 	sess := srv.NewSession(stdin, stdout)
@@ -140,30 +152,35 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(signals)
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	served := make(chan error, 1)
 	go func() { served <- sess.Serve(ctx) }()
 
 	code := exitOK
 	select {
 	case err := <-served:
-		if err != nil {
-			logger.Error("the session failed", "error", err.Error())
-			code = exitFatal
-		} else if sess.ShutdownRequested() {
-			logger.Info("shutting down: the client sent shutdown")
-		} else {
-			logger.Info("shutting down: stdin closed")
-		}
+		code = served2code(logger, err)
 	case <-sess.Done():
-		logger.Info("shutting down: the session closed")
+		if sess.ShutdownRequested() {
+			logger.Info("shutting down: the client sent shutdown")
+			break
+		}
+		// Serve closes the session before it returns, so Done can win the
+		// race against Serve's own result: wait for it (a read error must
+		// exit 1). Only a failed write to stdout closes the session while
+		// Serve still blocks reading; do not wait long for that one.
+		select {
+		case err := <-served:
+			code = served2code(logger, err)
+		case <-time.After(time.Second):
+			logger.Info("shutting down: the session closed")
+		}
 	case sig := <-signals:
 		logger.Info("shutting down on signal", "signal", sig.String())
 	}
-	sess.Close()
 
-	// A second signal ends the process at once.
+	// A second signal ends the process at once. It is watched before the
+	// session is closed: Close waits for a write in progress, and a client
+	// that stops reading stdout must not make SIGINT/SIGTERM powerless.
 	go func() {
 		sig := <-signals
 		logger.Warn("second signal during shutdown; exiting now", "signal", sig.String())
@@ -176,12 +193,33 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	wait, stop := context.WithTimeout(context.Background(),
 		time.Duration(cfg.Server.ShutdownTimeoutMs)*time.Millisecond)
 	defer stop()
+	closed := make(chan struct{})
+	go func() { sess.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-wait.Done():
+		logger.Warn("shutdown timeout passed while a write to stdout was blocked (the client stopped reading)",
+			"shutdownTimeoutMs", cfg.Server.ShutdownTimeoutMs)
+	}
 	if err := sess.Wait(wait); err != nil {
-		logger.Warn("shutdown timeout passed with handlers still running", "shutdownTimeoutMs",
-			cfg.Server.ShutdownTimeoutMs)
+		logger.Warn("shutdown timeout passed with handlers still running; their calls are recorded as aborted",
+			"shutdownTimeoutMs", cfg.Server.ShutdownTimeoutMs)
+	}
+	if err := agents.Close(wait); err != nil {
+		logger.Warn("agents still busy at exit", "error", err.Error())
 	}
 	logger.Info("mcprt stopped")
 	return code
+}
+
+// served2code logs why the session ended and returns the exit code.
+func served2code(logger *slog.Logger, err error) int {
+	if err != nil {
+		logger.Error("the session failed", "error", err.Error())
+		return exitFatal
+	}
+	logger.Info("shutting down: the session ended (stdin closed or shutdown)")
+	return exitOK
 }
 
 // logConfigError writes the one ERROR line of SPEC §4.2 for an invalid
@@ -192,12 +230,8 @@ func logConfigError(log *slog.Logger, err error) {
 		log.Error("invalid configuration: "+err.Error(), "error", err.Error())
 		return
 	}
-	what := ce.Key
-	if what == "" {
-		what = ce.Env
-	}
-	log.Error("invalid configuration: "+what+": "+ce.Error(),
-		"key", ce.Key, "env", ce.Env, "value", ce.Value, "allowed", ce.Allowed)
+	log.Error("invalid configuration: "+strings.TrimPrefix(ce.Error(), "config: "),
+		"key", ce.Key, "env", ce.Env, "value", ce.Value, "allowed", ce.Allowed, "reason", ce.Reason)
 }
 
 func lookupEnv(environ []string, name string) string {
