@@ -308,6 +308,12 @@ func TestSchemaValidateConcurrent(t *testing.T) {
 		{`{"id":"ABC","n":1.25,"tags":["a","a"],"x-1":"no","ref":{"s":"z","t":1},"other":1}`, false},
 		{`{"n":101}`, false},
 	}
+	// Without patternProperties validation is lock-free; its patterns were
+	// compiled at compile time.
+	free := mustCompile(t, `{"type":"object","properties":{"id":{"type":"string","pattern":"^[a-z]+$"},"n":{"multipleOf":0.5}}}`)
+	if s.mu == nil || free.mu != nil {
+		t.Fatalf("locking: patternProperties %v, pattern only %v", s.mu != nil, free.mu != nil)
+	}
 	var wg sync.WaitGroup
 	for g := range 16 {
 		wg.Go(func() {
@@ -315,6 +321,10 @@ func TestSchemaValidateConcurrent(t *testing.T) {
 				c := inputs[(g+i)%len(inputs)]
 				if p := s.validate(json.RawMessage(c.in)); (p == nil) != c.valid {
 					t.Errorf("validate(%s) = %q, want valid=%v", c.in, p, c.valid)
+					return
+				}
+				if p := free.validate(json.RawMessage(`{"id":"ABC","n":1.25}`)); len(p) != 2 {
+					t.Errorf("lock-free validate = %q", p)
 					return
 				}
 			}
