@@ -53,9 +53,7 @@ type Conn struct {
 	handlers sync.WaitGroup
 	nextID   atomic.Int64
 
-	wmu     sync.Mutex // guards w and wclosed
-	w       io.Writer
-	wclosed bool
+	wr *writer // the one write path
 
 	mu       sync.Mutex // guards the fields below
 	ctx      context.Context
@@ -99,10 +97,13 @@ func NewConn(r io.Reader, w io.Writer, router *Router, opts Options) *Conn {
 		framer:   NewFramer(r, opts.MaxMessageBytes),
 		sem:      make(chan struct{}, opts.MaxInFlight),
 		done:     make(chan struct{}),
-		w:        w,
 		inflight: map[ID]*inflight{},
 		pending:  map[ID]chan *Response{},
 	}
+	c.wr = newWriter(w, func(err error) {
+		c.log.Error("cannot write to the output; closing the connection", "error", err.Error())
+		go c.Close()
+	})
 	c.ctx, c.cancel = context.WithCancelCause(context.WithValue(context.Background(), connKey{}, c))
 	return c
 }
@@ -159,9 +160,7 @@ func (c *Conn) Serve(ctx context.Context) error {
 // cancelled. It is safe to call more than once and from any goroutine.
 func (c *Conn) Close() {
 	c.once.Do(func() {
-		c.wmu.Lock()
-		c.wclosed = true
-		c.wmu.Unlock()
+		c.wr.close()
 		c.state.Store(int32(StateClosed))
 		c.cancel(ErrClosed)
 		close(c.done)
@@ -223,9 +222,7 @@ func (c *Conn) dispatch(req *Request, m Method, b *batch) {
 	if _, dup := c.inflight[req.ID]; dup {
 		c.mu.Unlock()
 		<-c.sem
-		c.replyError(b, req.ID, req.Params, NewError(CodeInvalidRequest,
-			"Invalid Request: id "+req.ID.String()+" is already used by a request still in flight; "+
-				"use a new id for each request"))
+		c.replyError(b, req.ID, req.Params, duplicateID(req.ID))
 		return
 	}
 	ctx, cancel := context.WithCancelCause(c.ctx)
@@ -242,6 +239,19 @@ func (c *Conn) dispatch(req *Request, m Method, b *batch) {
 		defer c.handlers.Done()
 		c.run(ctx, req, m, e, b)
 	}()
+}
+
+// inFlight reports whether a request with this id is in flight.
+func (c *Conn) inFlight(id ID) bool {
+	c.mu.Lock()
+	_, ok := c.inflight[id]
+	c.mu.Unlock()
+	return ok
+}
+
+func duplicateID(id ID) *Error {
+	return NewError(CodeInvalidRequest, "Invalid Request: id "+id.String()+
+		" is already used by a request still in flight; use a new id for each request")
 }
 
 // run calls the handler and sends its response.
@@ -270,10 +280,17 @@ func (c *Conn) run(ctx context.Context, req *Request, m Method, e *inflight, b *
 				"Internal error: the result of "+quote(req.Method)+" could not be encoded as JSON"))
 		}
 	}
-	c.deliver(b, frame)
-	if m.CloseAfter {
-		c.Close()
+	if m.CloseAfter && b != nil {
+		b.closeWhenAnswered() // closing now would drop the batch's answer
 	}
+	if m.CloseAfter && b == nil {
+		if frame != nil {
+			_ = c.wr.write(frame, true) // out before the close
+		}
+		c.Close()
+		return
+	}
+	c.deliver(b, frame)
 }
 
 // call runs h, turning a panic into -32603.
@@ -329,19 +346,8 @@ func (c *Conn) deliver(b *batch, frame []byte) {
 	}
 }
 
-// write is the one write path: one frame, ending in "\n", under the lock.
-// Nothing is written once the connection is closed.
+// write sends one response frame (ending in "\n") through the one write
+// path. Nothing is written once the connection is closed.
 func (c *Conn) write(frame []byte) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if c.wclosed {
-		return ErrClosed
-	}
-	if _, err := c.w.Write(frame); err != nil {
-		c.wclosed = true
-		c.log.Error("cannot write to the output; closing the connection", "error", err)
-		go c.Close()
-		return fmt.Errorf("jsonrpc: writing output: %w", err)
-	}
-	return nil
+	return c.wr.write(frame, false)
 }

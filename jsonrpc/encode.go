@@ -90,6 +90,18 @@ type batch struct {
 	mu      sync.Mutex
 	pending int      // guarded by mu
 	frames  [][]byte // guarded by mu
+	// closeAfter closes the connection once the batch's answer is written
+	// (a shutdown inside a batch); guarded by mu.
+	closeAfter bool
+}
+
+// closeWhenAnswered makes the batch close the connection after its answer
+// is written, so that the answer (which holds a shutdown's {}) still goes
+// out.
+func (b *batch) closeWhenAnswered() {
+	b.mu.Lock()
+	b.closeAfter = true
+	b.mu.Unlock()
 }
 
 // expect announces one more response (or deliberate non-response).
@@ -112,8 +124,15 @@ func (b *batch) finish(frame []byte) {
 	b.pending--
 	last := b.pending == 0
 	frames := b.frames
+	closeAfter := b.closeAfter
 	b.mu.Unlock()
-	if !last || len(frames) == 0 {
+	if !last {
+		return
+	}
+	if closeAfter {
+		defer b.c.Close()
+	}
+	if len(frames) == 0 {
 		return
 	}
 	out := []byte{'['}

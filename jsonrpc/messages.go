@@ -83,6 +83,7 @@ func Decode(line []byte) (Message, *DecodeError) {
 		return nil, derr
 	}
 	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber() // a top-level 1e700 is valid JSON (-32600), not a float64 overflow (-32700)
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, syntaxError(err)
@@ -223,21 +224,25 @@ func decodeObject(dec *json.Decoder) (Message, *DecodeError) {
 	if seen&memResult != 0 {
 		return &Response{ID: id, Result: vals[4]}, nil
 	}
-	var e struct {
-		Code    *json.Number    `json:"code"`
-		Message *string         `json:"message"`
-		Data    json.RawMessage `json:"data"`
-	}
-	if vals[5][0] != '{' || json.Unmarshal(vals[5], &e) != nil || e.Code == nil || e.Message == nil {
+	// The error object's members are matched exactly too: a struct would
+	// take "Code" for "code", and a json.Number would take the string
+	// "-32601" for a number.
+	var e map[string]json.RawMessage
+	if vals[5][0] != '{' || json.Unmarshal(vals[5], &e) != nil {
 		return nil, invalid(echo, nil, `member "error" must be an object with an integer "code" and a string "message"`)
 	}
-	code, err := e.Code.Int64()
+	message, isString := unquote(e["message"])
+	codeRaw := e["code"]
+	if !isString || len(codeRaw) == 0 || (codeRaw[0] != '-' && (codeRaw[0] < '0' || codeRaw[0] > '9')) {
+		return nil, invalid(echo, nil, `member "error" must be an object with an integer "code" and a string "message"`)
+	}
+	code, err := strconv.ParseInt(string(codeRaw), 10, 64)
 	if err != nil {
 		return nil, invalid(echo, nil, `member "error.code" must be an integer`)
 	}
-	re := &Error{Code: code, Message: *e.Message}
-	if len(e.Data) > 0 {
-		re.Data = e.Data
+	re := &Error{Code: code, Message: message}
+	if data, ok := e["data"]; ok {
+		re.Data = data
 	}
 	return &Response{ID: id, Error: re}, nil
 }

@@ -166,6 +166,10 @@ func (c *Conn) route(msg Message, b *batch) {
 	case *Request:
 		meth, known := r.methods[m.Method]
 		switch {
+		case c.inFlight(m.ID):
+			// Whatever the method: a second response with this id would be
+			// ambiguous (SPEC §3.2).
+			c.replyError(b, m.ID, m.Params, duplicateID(m.ID))
 		case r.cfg.Stateless != nil && r.cfg.Stateless(m):
 			if !known {
 				c.replyError(b, m.ID, m.Params, methodNotFound(m.Method))

@@ -96,11 +96,18 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 
 	// The startup deadline covers config loading too, so take its length
 	// from the environment first (the file cannot be read before it runs).
-	startupTimeout := 10 * time.Second
-	if envCfg, err := core.LoadConfig("", environ, version); err == nil {
-		startupTimeout = time.Duration(envCfg.Server.StartupTimeoutMs) * time.Millisecond
-	}
 	bootLog := core.NewLogger(stderr, core.LogOptions{})
+	envCfg, err := core.LoadConfig("", environ, version)
+	if err != nil { // the environment alone is invalid: no need to read the file
+		logConfigError(bootLog, err)
+		return exitConfig
+	}
+	startupTimeout := time.Duration(envCfg.Server.StartupTimeoutMs) * time.Millisecond
+	// Signals are caught from here on: one that arrives during startup
+	// shuts down cleanly once the session exists.
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(signals)
 	ready := make(chan struct{})
 	startupTimer := time.AfterFunc(startupTimeout-time.Since(start), func() {
 		select {
@@ -127,7 +134,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 		bootLog.Error("invalid configuration: logging.level", "error", err.Error())
 		return exitConfig
 	}
-	logger := core.NewLogger(stderr, core.LogOptions{Level: level, RedactKeys: cfg.Logging.RedactKeys})
+	// Records are batched on their way to stderr and flushed at every exit.
+	logOut := core.NewLogWriter(stderr, core.LogWriterOptions{})
+	defer logOut.Close()
+	logger := core.NewLogger(logOut, core.LogOptions{Level: level, RedactKeys: cfg.Logging.RedactKeys})
+	exit := func(code int) {
+		_ = logOut.Close()
+		os.Exit(code)
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -147,10 +161,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	close(ready)
 	logger.Info("mcprt ready", "version", cfg.Server.Version, "mode", cfg.Server.Mode,
 		"startupMs", time.Since(start).Milliseconds())
-
-	signals := make(chan os.Signal, 2)
-	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(signals)
 
 	served := make(chan error, 1)
 	go func() { served <- sess.Serve(ctx) }()
@@ -185,9 +195,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 		sig := <-signals
 		logger.Warn("second signal during shutdown; exiting now", "signal", sig.String())
 		if sig == syscall.SIGINT {
-			os.Exit(exitSIGINT)
+			exit(exitSIGINT)
 		}
-		os.Exit(exitSIGTERM)
+		exit(exitSIGTERM)
 	}()
 
 	wait, stop := context.WithTimeout(context.Background(),
@@ -205,7 +215,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 		logger.Warn("shutdown timeout passed with handlers still running; their calls are recorded as aborted",
 			"shutdownTimeoutMs", cfg.Server.ShutdownTimeoutMs)
 	}
-	if err := agents.Close(wait); err != nil {
+	agentWait, stopAgents := context.WithTimeout(context.Background(), time.Second)
+	defer stopAgents()
+	if err := agents.Close(agentWait); err != nil {
 		logger.Warn("agents still busy at exit", "error", err.Error())
 	}
 	logger.Info("mcprt stopped")

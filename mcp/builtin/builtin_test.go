@@ -1,0 +1,135 @@
+package builtin
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/mcp"
+)
+
+var (
+	observers   = []string{"health", "server_ping"}
+	agentNames  = []string{"agent_get_state", "agent_list", "agent_send_message"}
+	adminNames  = []string{"admin_register_tool", "admin_unregister_tool"}
+	fixtureList = []string{"big_result", "echo", "fail", "noop", "panic", "sleep", "unserializable"}
+)
+
+func sorted(groups ...[]string) []string {
+	out := slices.Concat(groups...)
+	slices.Sort(out)
+	return out
+}
+
+func TestModeToolLists(t *testing.T) {
+	tests := []struct {
+		name string
+		s    setup
+		want []string
+	}{
+		{"FULL", setup{mode: core.ModeFull}, sorted(observers, agentNames)},
+		{"FULL admin", setup{mode: core.ModeFull, admin: true}, sorted(observers, agentNames, adminNames)},
+		{"FULL no agents", setup{mode: core.ModeFull, noAgents: true}, sorted(observers)},
+		{"FULL admin no agents", setup{mode: core.ModeFull, admin: true, noAgents: true}, sorted(observers, adminNames)},
+		{"READONLY", setup{mode: core.ModeReadOnly}, sorted(observers, []string{"agent_get_state", "agent_list"})},
+		{"READONLY admin", setup{mode: core.ModeReadOnly, admin: true}, sorted(observers, []string{"agent_get_state", "agent_list"})},
+		{"MINIMAL", setup{mode: core.ModeMinimal}, sorted(observers)},
+		{"MINIMAL admin", setup{mode: core.ModeMinimal, admin: true}, sorted(observers)},
+		{"TEST", setup{mode: core.ModeTest}, sorted(observers, agentNames, fixtureList)},
+		{"TEST admin", setup{mode: core.ModeTest, admin: true}, sorted(observers, agentNames, adminNames, fixtureList)},
+		{"TEST no agents", setup{mode: core.ModeTest, noAgents: true}, sorted(observers, fixtureList)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newClient(t, tt.s)
+			if got := c.toolNames(); !slices.Equal(got, tt.want) {
+				t.Errorf("tools/list = %v\nwant %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// Either admin switch alone leaves the admin tools out.
+func TestAdminNeedsBothSwitches(t *testing.T) {
+	for _, which := range []string{"tools.adminRegistrationEnabled", "security.dynamicRegistrationEnabled"} {
+		t.Run(which, func(t *testing.T) {
+			c := newClient(t, setup{policy: core.AdminPolicyLocalStdioOnly, tweak: func(cfg *core.Config) {
+				cfg.Tools.AdminRegistrationEnabled = which == "tools.adminRegistrationEnabled"
+				cfg.Security.DynamicRegistrationEnabled = which == "security.dynamicRegistrationEnabled"
+			}})
+			if got, want := c.toolNames(), sorted(observers, agentNames); !slices.Equal(got, want) {
+				t.Errorf("tools/list = %v, want %v", got, want)
+			}
+			c.fails("admin_register_tool", `{"name":"x","description":"d","toolType":"echo"}`, core.CodeNotFound)
+		})
+	}
+}
+
+// Every built-in is listed with a description, an object input schema and
+// the read-only hint of SPEC §9.
+func TestListingMetadata(t *testing.T) {
+	c := newClient(t, setup{mode: core.ModeTest, admin: true})
+	readOnly := map[string]bool{"server_ping": true, "health": true, "agent_list": true, "agent_get_state": true}
+	withOutput := map[string]bool{"server_ping": true, "health": true, "agent_list": true, "agent_get_state": true,
+		"admin_register_tool": true, "admin_unregister_tool": true, "echo": true}
+	for _, tool := range c.tools() {
+		name := tool["name"].(string)
+		if d, _ := tool["description"].(string); len(d) < 20 {
+			t.Errorf("%s: description %q is too thin", name, d)
+		}
+		in, _ := tool["inputSchema"].(map[string]any)
+		if in["type"] != "object" {
+			t.Errorf("%s: inputSchema root is not an object: %v", name, in)
+		}
+		ann, _ := tool["annotations"].(map[string]any)
+		if ann["readOnlyHint"] != readOnly[name] {
+			t.Errorf("%s: readOnlyHint = %v, want %v", name, ann["readOnlyHint"], readOnly[name])
+		}
+		if _, has := tool["outputSchema"]; has != withOutput[name] {
+			t.Errorf("%s: has outputSchema = %v, want %v", name, has, withOutput[name])
+		}
+	}
+}
+
+func TestFixtureAgentsOnlyInTest(t *testing.T) {
+	test := newClient(t, setup{mode: core.ModeTest})
+	if got := test.agents.AgentIDs(); !slices.Equal(got, []string{"counter", "echo"}) {
+		t.Errorf("TEST agents = %v, want [counter echo]", got)
+	}
+	for _, mode := range []string{core.ModeFull, core.ModeReadOnly, core.ModeMinimal} {
+		c := newClient(t, setup{mode: mode})
+		if got := c.agents.AgentIDs(); len(got) != 0 {
+			t.Errorf("%s agents = %v, want none", mode, got)
+		}
+	}
+}
+
+func TestRegisterTwiceFails(t *testing.T) {
+	c := newClient(t, setup{})
+	err := Register(c.srv, Options{})
+	if err == nil {
+		t.Fatal("a second Register succeeded; want a duplicate-name error")
+	}
+	if e := core.AsError(err); e.Code != core.CodeInvalidArgument {
+		t.Errorf("code = %s, want INVALID_ARGUMENT (%v)", e.Code, err)
+	}
+	if err := Register(nil, Options{}); err == nil {
+		t.Error("Register(nil) succeeded")
+	}
+}
+
+// An embedder's tool named like a fixture makes Register fail in TEST.
+func TestRegisterNameClash(t *testing.T) {
+	cfg := core.DefaultConfig("1")
+	cfg.Server.Mode = core.ModeTest
+	srv, err := mcp.NewServer(mcp.Options{Config: &cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddTool(mcp.Tool{Name: "echo", Handler: echoHandler}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Register(srv, Options{}); err == nil {
+		t.Fatal("Register succeeded over an existing echo tool")
+	}
+}

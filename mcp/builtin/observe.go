@@ -1,0 +1,137 @@
+package builtin
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"time"
+
+	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/mcp"
+)
+
+// pingResult is server_ping's result.
+type pingResult struct {
+	Version  string `json:"version"`
+	Mode     string `json:"mode"`
+	UptimeMs int64  `json:"uptime_ms"`
+}
+
+// healthReport is the result of the health tool (SPEC §8), also returned
+// by dynamic tools of toolType health.
+type healthReport struct {
+	// Server identifies the server: server.name and server.version.
+	Server healthServer `json:"server"`
+	// Config is a summary of the limits in force.
+	Config healthConfig `json:"config"`
+	// Resources are the live figures the status is judged on.
+	Resources healthResources `json:"resources"`
+	// Status is healthy, degraded or unhealthy (SPEC §8.1).
+	Status core.HealthStatus `json:"status"`
+}
+
+// healthServer is the server part of a healthReport.
+type healthServer struct {
+	Name    string `json:"name"`    // server.name
+	Version string `json:"version"` // server.version
+}
+
+// healthConfig is the config part of a healthReport.
+type healthConfig struct {
+	ToolTimeoutMs           int `json:"toolTimeoutMs"`           // tools.defaultTimeoutMs
+	MaxConcurrentExecutions int `json:"maxConcurrentExecutions"` // resources.maxConcurrentExecutions
+	MaxPayloadBytes         int `json:"maxPayloadBytes"`         // tools.maxPayloadBytes
+	MaxStateBytes           int `json:"maxStateBytes"`           // tools.maxStateBytes
+}
+
+// healthResources is the resources part of a healthReport.
+type healthResources struct {
+	// MemoryUsageBytes is the live heap after the last GC.
+	MemoryUsageBytes uint64 `json:"memoryUsageBytes"`
+	// SchedLatencyP99Ms is the scheduler latency p99 over the last ~10 s,
+	// in milliseconds with microsecond precision (a fraction: 0.032 is
+	// 32 µs). It stands in for Node's event loop delay.
+	SchedLatencyP99Ms float64 `json:"schedLatencyP99Ms"`
+	// ConcurrentExecutions is the number of concurrency slots in use;
+	// observer tools (health, server_ping) take none.
+	ConcurrentExecutions int `json:"concurrentExecutions"`
+	// MaxConcurrentExecutions is the number of slots.
+	MaxConcurrentExecutions int `json:"maxConcurrentExecutions"`
+}
+
+// observerTools returns server_ping and health: observers that take no
+// concurrency slot, so they answer while the server is saturated.
+func observerTools(srv *mcp.Server, opts Options) []mcp.Tool {
+	version := opts.Version
+	return []mcp.Tool{
+		{
+			Name:  "server_ping",
+			Title: "Server ping",
+			Description: "Checks that the server answers. Returns {version, mode, uptime_ms}: the server's " +
+				"build version, its mode (FULL, READONLY, MINIMAL or TEST) and the milliseconds since it " +
+				"started. Takes no arguments and no concurrency slot, so it answers even when the server is busy.",
+			InputSchema:  emptyInput,
+			OutputSchema: serverPingOutput,
+			Annotations:  readOnly("Server ping"),
+			Observer:     true,
+			Handler: func(context.Context, json.RawMessage) (any, error) {
+				cfg := srv.Config()
+				v := version
+				if v == "" {
+					v = cfg.Server.Version
+				}
+				return pingResult{Version: v, Mode: cfg.Server.Mode, UptimeMs: srv.Stats().Uptime.Milliseconds()}, nil
+			},
+		},
+		{
+			Name:  "health",
+			Title: "Server health",
+			Description: "Reports the server's health: {server:{name,version}, config:{toolTimeoutMs, " +
+				"maxConcurrentExecutions, maxPayloadBytes, maxStateBytes}, resources:{memoryUsageBytes, " +
+				"schedLatencyP99Ms, concurrentExecutions, maxConcurrentExecutions}, status}. status is " +
+				"\"healthy\", \"degraded\" (over 80% of the concurrency slots busy, or scheduler latency p99 over " +
+				"100 ms) or \"unhealthy\" (every slot busy, p99 over 500 ms, or 3+ consecutive calls rejected " +
+				"with RESOURCE_EXHAUSTED). Takes no arguments and no concurrency slot.",
+			InputSchema:  emptyInput,
+			OutputSchema: healthOutput,
+			Annotations:  readOnly("Server health"),
+			Observer:     true,
+			Handler: func(context.Context, json.RawMessage) (any, error) {
+				return healthOf(srv), nil
+			},
+		},
+	}
+}
+
+// healthOf returns srv's health report, as the health tool answers it.
+func healthOf(srv *mcp.Server) healthReport {
+	cfg := srv.Config()
+	st := srv.Stats()
+	rt := srv.Telemetry().Snapshot()
+	return healthReport{
+		Server: healthServer{Name: cfg.Server.Name, Version: cfg.Server.Version},
+		Config: healthConfig{
+			ToolTimeoutMs:           cfg.Tools.DefaultTimeoutMs,
+			MaxConcurrentExecutions: cfg.Resources.MaxConcurrentExecutions,
+			MaxPayloadBytes:         cfg.Tools.MaxPayloadBytes,
+			MaxStateBytes:           cfg.Tools.MaxStateBytes,
+		},
+		Resources: healthResources{
+			MemoryUsageBytes:        rt.HeapLiveBytes,
+			SchedLatencyP99Ms:       millis(rt.SchedLatencyP99),
+			ConcurrentExecutions:    st.ConcurrentExecutions,
+			MaxConcurrentExecutions: st.MaxConcurrentExecutions,
+		},
+		Status: core.Health(core.HealthInputs{
+			ConcurrentExecutions:    st.ConcurrentExecutions,
+			MaxConcurrentExecutions: st.MaxConcurrentExecutions,
+			SchedLatencyP99:         rt.SchedLatencyP99,
+			ConsecutiveExhausted:    st.ConsecutiveExhausted,
+		}),
+	}
+}
+
+// millis converts d to milliseconds, rounded to the microsecond.
+func millis(d time.Duration) float64 {
+	return math.Round(float64(d)/float64(time.Microsecond)) / 1000
+}
