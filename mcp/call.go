@@ -107,6 +107,11 @@ func (sess *Session) handleCall(ctx context.Context, req *jsonrpc.Request) (any,
 		return c.fail(core.NewError(core.CodeNotFound, "unknown tool "+quoteString(name)+
 			"; call tools/list to see the tools this server offers"), true)
 	}
+	if auth := c.rt.def.Authorize; auth != nil {
+		if err := auth(ctx); err != nil {
+			return c.fail(core.AsError(err), true)
+		}
+	}
 	observer := c.rt.def.Observer
 	// Step 6: concurrency slot, without waiting.
 	if !observer {

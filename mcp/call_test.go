@@ -95,6 +95,9 @@ func fixtureTools(t *testing.T, gate chan struct{}, seen *atomic.Value) func(*Se
 		must(s.AddTool(Tool{Name: "full", Handler: func(context.Context, json.RawMessage) (any, error) {
 			return &CallToolResult{Content: []Content{TextContent("hi"), ImageContent("AAAA", "image/png")}}, nil
 		}}))
+		must(s.AddTool(Tool{Name: "guarded", InputSchema: json.RawMessage(`{"type":"object","required":["x"]}`),
+			Authorize: func(context.Context) error { return core.NewError(core.CodeUnauthorized, "not you") },
+			Handler:   func(context.Context, json.RawMessage) (any, error) { return nil, nil }}))
 		must(s.AddTool(Tool{Name: "watch", Observer: true, Handler: func(context.Context, json.RawMessage) (any, error) {
 			return map[string]any{"inUse": s.Stats().ConcurrentExecutions}, nil
 		}}))
@@ -125,6 +128,7 @@ func TestCallPipelineErrors(t *testing.T) {
 		{"not serializable", "nan", `{}`, "INTERNAL", true, `result_not_serializable`},
 		{"too large", "big", `{}`, "INTERNAL", true, `result_too_large`},
 		{"output schema violation", "typedout", `{"bad":1}`, "INTERNAL", true, `output_schema_violation`},
+		{"authorization before validation", "guarded", `{}`, "UNAUTHORIZED", false, `not you`},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -68,6 +68,11 @@ type Tool struct {
 	// server_ping): it takes no concurrency slot and neither raises nor
 	// resets the RESOURCE_EXHAUSTED counter.
 	Observer bool
+	// Authorize, if set, decides whether the call may run at all. It runs
+	// right after the tool is found, before any argument is examined or a
+	// slot is taken; its error (a *core.Error, e.g. UNAUTHORIZED) is the
+	// call's tool error.
+	Authorize func(ctx context.Context) error
 	// Handler runs the call.
 	Handler ToolHandler
 

@@ -47,10 +47,8 @@ func adminTools(srv *mcp.Server, agents *aacp.Coordinator) []mcp.Tool {
 			InputSchema:  adminRegisterInput,
 			OutputSchema: adminRegisterOutput,
 			Annotations:  destructive("Register a tool", false),
+			Authorize:    func(context.Context) error { return enforcePolicy(srv) },
 			Handler: func(ctx context.Context, args json.RawMessage) (any, error) {
-				if err := enforcePolicy(srv); err != nil {
-					return nil, err
-				}
 				return registerDynamic(ctx, srv, agents, args)
 			},
 		},
@@ -64,10 +62,8 @@ func adminTools(srv *mcp.Server, agents *aacp.Coordinator) []mcp.Tool {
 			InputSchema:  adminUnregisterInput,
 			OutputSchema: adminUnregisterOutput,
 			Annotations:  destructive("Unregister a tool", false),
+			Authorize:    func(context.Context) error { return enforcePolicy(srv) },
 			Handler: func(ctx context.Context, args json.RawMessage) (any, error) {
-				if err := enforcePolicy(srv); err != nil {
-					return nil, err
-				}
 				return unregisterDynamic(ctx, srv, args)
 			},
 		},
