@@ -126,7 +126,7 @@ func (sess *Session) handleCall(ctx context.Context, req *jsonrpc.Request) (any,
 		c.slotHeld = true
 	}
 	// Step 7: input validation with the precompiled validator.
-	if problems := c.rt.input.validate(args); len(problems) > 0 {
+	if problems := c.rt.validateArgs(args, c.payload); len(problems) > 0 {
 		c.release()
 		return c.fail(core.NewError(core.CodeInvalidArgument, "the arguments do not match the tool's inputSchema: "+
 			problemText(problems[0])+" (see details.errors for every problem)").WithDetail("errors", problems), true)
@@ -156,9 +156,7 @@ func (c *toolCall) run(ctx context.Context, args json.RawMessage) (any, error) {
 		}
 	}
 	// Step 9: audit enter.
-	enter := ToolEnterEvent{Tool: c.tool, Args: append(json.RawMessage(nil), args...), Time: c.start,
-		CorrelationID: c.cid, RunID: c.runID}
-	if err := c.auditEnter(hctx, enter); err != nil {
+	if err := c.auditEnter(hctx, args); err != nil {
 		cancel()
 		c.release()
 		return c.fail(core.NewError(core.CodeAuditEnterFailed, "the audit sink refused to record the call: "+
@@ -166,8 +164,7 @@ func (c *toolCall) run(ctx context.Context, args json.RawMessage) (any, error) {
 	}
 	// Step 10: dispatch under the deadline.
 	c.done = make(chan handlerResult, 1)
-	logger := c.sess.log.With("correlationId", c.cid, "runId", c.runID, "tool", c.tool)
-	hctx = withCallInfo(hctx, &callInfo{runID: c.runID, correlationID: c.cid, logger: logger, session: c.sess})
+	hctx = withCallInfo(hctx, &callInfo{runID: c.runID, correlationID: c.cid, tool: c.tool, session: c.sess})
 	c.sess.track(c)
 	c.sess.runs.Add(1)
 	go c.invoke(hctx, cancel, args)
@@ -183,8 +180,12 @@ func (c *toolCall) run(ctx context.Context, args json.RawMessage) (any, error) {
 		}
 		cause := context.Cause(hctx)
 		c.abandoned = abandonOutcome(cause)
+		// Answer (and write the timeout record) before releasing mu: a
+		// handler returning now must not log late_completed before the
+		// timeout record (SPEC §7.6: timeout, then late_completed).
+		res, err := c.interrupted(cause, true)
 		c.mu.Unlock()
-		return c.interrupted(cause, true)
+		return res, err
 	}
 }
 
@@ -207,13 +208,18 @@ func (c *toolCall) afterReturn(r handlerResult, hctx context.Context, cancel con
 }
 
 // auditEnter calls the sink's Enter, turning a panic into an error.
-func (c *toolCall) auditEnter(ctx context.Context, ev ToolEnterEvent) (err error) {
+func (c *toolCall) auditEnter(ctx context.Context, args json.RawMessage) (err error) {
+	sink := c.sess.srv.audit
+	if _, nop := sink.(NopAuditSink); nop {
+		return nil
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("audit sink panicked: %v", p)
 		}
 	}()
-	return c.sess.srv.audit.Enter(ctx, ev)
+	return sink.Enter(ctx, ToolEnterEvent{Tool: c.tool, Args: append(json.RawMessage(nil), args...),
+		Time: c.start, CorrelationID: c.cid, RunID: c.runID})
 }
 
 // auditExit calls the sink's Exit; its failure is logged, never returned.

@@ -3,14 +3,19 @@ package mcp
 import (
 	"context"
 	"log/slog"
+	"sync"
 )
 
-// callInfo is what a tool handler's context carries.
+// callInfo is what a tool handler's context carries. The scoped logger is
+// built on first use: most handlers never log.
 type callInfo struct {
 	runID         string
 	correlationID string
-	logger        *slog.Logger
+	tool          string
 	session       *Session
+
+	once   sync.Once
+	logger *slog.Logger
 }
 
 type callInfoKey struct{}
@@ -47,6 +52,9 @@ func CorrelationID(ctx context.Context) string {
 // returns a logger that discards everything.
 func Logger(ctx context.Context) *slog.Logger {
 	if ci := callInfoFrom(ctx); ci != nil {
+		ci.once.Do(func() {
+			ci.logger = ci.session.log.With("correlationId", ci.correlationID, "runId", ci.runID, "tool", ci.tool)
+		})
 		return ci.logger
 	}
 	return slog.New(slog.DiscardHandler)

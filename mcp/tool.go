@@ -107,9 +107,21 @@ type registeredTool struct {
 	inRaw  json.RawMessage // compact inputSchema, as listed
 	outRaw json.RawMessage // compact outputSchema, as listed
 	lock   chan struct{}   // exclusive lock (buffered 1), nil unless Exclusive
+	// emptyArgsValid records that {} satisfies the input schema, so the
+	// commonest call skips validation.
+	emptyArgsValid bool
 }
 
 const maxToolNameLen = 128
+
+// validateArgs validates arguments whose compact length is compactLen. The
+// commonest arguments, {}, were validated once at registration.
+func (rt *registeredTool) validateArgs(args json.RawMessage, compactLen int) []schemaProblem {
+	if compactLen == 2 && rt.emptyArgsValid { // compact "{}"
+		return nil
+	}
+	return rt.input.validate(args)
+}
 
 // validToolName reports whether name follows SPEC §7.1.
 func validToolName(name string) bool {
@@ -154,6 +166,7 @@ func (s *Server) AddTool(t Tool) error {
 	if rt.input, err = s.schemas.compile("inputSchema", in); err != nil {
 		return core.Errorf(core.CodeInvalidArgument, "tool %q: %v", t.Name, err)
 	}
+	rt.emptyArgsValid = len(rt.input.validate(json.RawMessage(`{}`))) == 0
 	if rt.inRaw, err = compact(in); err != nil {
 		return core.Errorf(core.CodeInvalidArgument, "tool %q: inputSchema: %v", t.Name, err)
 	}
