@@ -519,6 +519,7 @@ func propRunConn(t *testing.T, k int, batching bool, lines []propLine, codes map
 	c := NewConn(inR, outW, propRouter(), Options{MaxMessageBytes: propMaxMessage, CorrelationID: m.connCID,
 		RequestCorrelationID: propClientCID})
 	c.SetBatching(batching)
+	defer func() { c.Close(); inW.Close(); outW.Close() }() // also on Fatal
 	served := make(chan error, 1)
 	go func() { served <- c.Serve(context.Background()) }()
 	go func() { _, _ = io.WriteString(inW, input.String()) }()
@@ -622,8 +623,9 @@ func propParseLine(line string) []propGot {
 	return out
 }
 
-// propMatch matches responses to expectations, id bucket by id bucket,
-// with augmenting paths (a response may fit several expectations).
+// propMatch pairs every response with one expectation of the same id text,
+// code, batch-ness and allowed correlation id: a maximum bipartite matching
+// by augmenting paths, since one response may fit several expectations.
 func propMatch(t *testing.T, k int, want []propExpect, got []propGot) {
 	t.Helper()
 	fits := func(w propExpect, g propGot) bool {

@@ -90,6 +90,7 @@ func newPropGateSession(t *testing.T, srv *Server) *propGateSession {
 	outR, outW := io.Pipe()
 	p := &propGateSession{t: t, sess: srv.NewSession(inR, outW), in: inW, out: outW,
 		lines: make(chan string, 16), done: make(chan error, 1)}
+	t.Cleanup(func() { p.sess.Close(); inW.Close(); outW.Close() }) // also on Fatal
 	go func() { p.done <- p.sess.Serve(context.Background()) }()
 	go func() {
 		defer close(p.lines)
