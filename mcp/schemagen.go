@@ -228,7 +228,8 @@ func jsonFields(t reflect.Type) []jsonField {
 	}
 	var fields []jsonField
 	next := []queued{{typ: t}}
-	count, nextCount := map[reflect.Type]int{}, map[reflect.Type]int{t: 1}
+	nextCount := map[reflect.Type]int{t: 1}
+	var count map[reflect.Type]int
 	visited := map[reflect.Type]bool{}
 	for len(next) > 0 {
 		current := next

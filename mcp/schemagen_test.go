@@ -46,10 +46,12 @@ type deriveAll struct {
 	Quoted   int64           `json:"quoted,string"`
 	Opt      string          `json:"opt,omitzero"`
 	Untagged string
-	Skip     string            `json:"-"`
-	Dash     string            `json:"-,"`
-	hidden   string            //nolint:unused // unexported fields are not part of the schema
-	Nested   map[string][]bool `json:"nested"`
+	Skip     string `json:"-"`
+	//lint:ignore SA5008 a field named "-" is what this case tests
+	Dash string `json:"-,"`
+	//lint:ignore U1000 unexported fields are not part of the schema: that is tested
+	hidden string
+	Nested map[string][]bool `json:"nested"`
 }
 
 // deriveConflict mirrors encoding/json's rules for colliding promoted

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"reflect"
 	"sort"
 	"time"
@@ -293,6 +292,3 @@ func (s *Server) toolsChanged() {
 		sess.notifyToolsChanged()
 	}
 }
-
-// errString formats an error for a message.
-func errString(err error) string { return fmt.Sprint(err) }

@@ -1117,18 +1117,6 @@ func waitExit(t *testing.T, exited <-chan int, stderr fmt.Stringer) int {
 	}
 }
 
-// waitLog waits until stderr holds substr.
-func waitLog(t *testing.T, stderr fmt.Stringer, substr string) {
-	t.Helper()
-	deadline := time.Now().Add(wiretest.ExpectTimeout)
-	for !strings.Contains(stderr.String(), substr) {
-		if time.Now().After(deadline) {
-			t.Fatalf("stderr does not mention %q:\n%s", substr, stderr)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // TestFirstSignalWithStdoutBlocked: a client that stops reading stdout does
 // not keep the first signal from shutting down (exit 0).
 func TestFirstSignalWithStdoutBlocked(t *testing.T) {

@@ -46,6 +46,8 @@ type toolClient struct {
 	seen  map[string]int    // raw id -> responses read
 	never []string          // raw ids that must never be answered
 	notes []string          // notifications read (raw lines), in order
+
+	looked map[string]bool // runIds a test has already looked at
 }
 
 // newToolClient starts the binary with env and brings it to RUNNING under
@@ -397,8 +399,35 @@ func (c *toolClient) done() {
 			c.t.Errorf("request %s was answered; SPEC §7.4 says it gets no response", id)
 		}
 	}
+	// One final record per call; a timed-out call has its timeout record
+	// first, then one final record: late_completed, or aborted when the
+	// handler was still running at exit (SPEC §4.2, §7.6).
+	type run struct {
+		outcomes []string
+	}
+	runs := map[string]*run{}
+	var order []string
 	for _, rec := range c.records() {
 		c.checkRecord(rec)
+		id, _ := rec["runId"].(string)
+		if id == "" {
+			continue // protocol_error
+		}
+		if runs[id] == nil {
+			runs[id] = &run{}
+			order = append(order, id)
+		}
+		runs[id].outcomes = append(runs[id].outcomes, rec["outcome"].(string))
+	}
+	for _, id := range order {
+		got := runs[id].outcomes
+		ok := len(got) == 1 && got[0] != "timeout" && got[0] != "late_completed"
+		if len(got) == 2 && got[0] == "timeout" {
+			ok = got[1] == "late_completed" || got[1] == "aborted"
+		}
+		if !ok {
+			c.t.Errorf("run %s has the records %v; want one final record, or timeout then late_completed (or aborted)", id, got)
+		}
 	}
 }
 
@@ -765,6 +794,69 @@ func TestNoSlotIsResourceExhausted(t *testing.T) {
 	c.close()
 }
 
+// TestCorrelationIDRules: params._meta.correlationId is used when it is a
+// non-empty string of at most 128 bytes; otherwise one is generated (SPEC
+// §5). Unknown _meta keys are ignored.
+func TestCorrelationIDRules(t *testing.T) {
+	t.Parallel()
+	c := newToolClient(t, testMode)
+	euro := strings.Repeat("€", 42) // 126 bytes, 42 characters
+	cases := []struct {
+		meta string
+		want string // "" means generated
+	}{
+		{`{"correlationId":"` + strings.Repeat("a", 128) + `"}`, strings.Repeat("a", 128)},
+		{`{"correlationId":"` + strings.Repeat("a", 129) + `"}`, ""},
+		{`{"correlationId":"` + euro + `ab"}`, euro + "ab"}, // 128 bytes
+		{`{"correlationId":"` + euro + `€"}`, ""},           // 129 bytes, 43 characters
+		{`{"correlationId":""}`, ""},
+		{`{"correlationId":5}`, ""},
+		{`{"correlationId":null}`, ""},
+		{`{}`, ""},
+		{`{"progressToken":"p1","io.example/extra":{"x":1},"correlationId":"with-extras"}`, "with-extras"},
+	}
+	for _, tc := range cases {
+		for _, tool := range []string{"noop", "no_such_tool"} {
+			id := c.newID()
+			c.p.Send(toolsCallLine(id, tool, `{}`, tc.meta))
+			var cid, runID string
+			if tool == "noop" {
+				c.success(id)
+				rec := c.record("for the noop with _meta "+tc.meta, func(m map[string]any) bool {
+					return m["tool"] == "noop" && m["outcome"] == "success" && !c.noted(m)
+				})
+				cid, runID = rec["correlationId"].(string), rec["runId"].(string)
+			} else {
+				e := c.toolError(id, "NOT_FOUND")
+				cid, runID = e.CorrelationID, e.RunID
+				rec := c.recordOf(runID, "tool_error")
+				if rec["correlationId"] != cid {
+					t.Errorf("record correlationId %v, response %s", rec["correlationId"], cid)
+				}
+			}
+			c.note(runID)
+			switch {
+			case tc.want != "" && cid != tc.want:
+				t.Errorf("_meta %s: correlationId %q, want the client's", clip(tc.meta), cid)
+			case tc.want == "" && !uuidV4.MatchString(cid):
+				t.Errorf("_meta %s: correlationId %q, want a generated UUID v4", clip(tc.meta), cid)
+			}
+		}
+	}
+	c.close()
+}
+
+// note and noted remember runIds a test has already looked at, so that it
+// can wait for the next record of a kind.
+func (c *toolClient) note(runID string) {
+	if c.looked == nil {
+		c.looked = map[string]bool{}
+	}
+	c.looked[runID] = true
+}
+
+func (c *toolClient) noted(m map[string]any) bool { return c.looked[fmt.Sprint(m["runId"])] }
+
 // ---------------------------------------------------------------------------
 // SPEC §7.3 step 1 and 2: protocol errors and their records.
 
@@ -803,9 +895,11 @@ func TestToolsCallProtocolErrors(t *testing.T) {
 			t.Errorf("%s: record %v, want protocol_error for tool %q with correlationId %s", tc.name, rec, tc.tool, wantCID)
 		}
 	}
+	// An empty name is a string: a tool error, not a protocol error.
+	c.fails("", `{}`, "NOT_FOUND")
 	c.ping()
 	c.close()
-	if n := len(c.records()); n != len(cases) {
+	if n := len(c.records()); n != len(cases)+1 {
 		t.Errorf("%d completion records, want one per call (%d)", n, len(cases))
 	}
 }
@@ -972,17 +1066,19 @@ func TestSlotHeldAfterTimeout(t *testing.T) {
 	// The handler still runs and holds the only slot.
 	c.fails("noop", `{}`, "RESOURCE_EXHAUSTED")
 	h := c.health() // an observer: answers without a slot
-	late := len(c.records())
+	if time.Since(sent) >= 1500*time.Millisecond {
+		// The sleeper started after sent, so before this it cannot have
+		// returned; past it, the checks below would prove nothing.
+		t.Fatalf("the checks took until %v after the call, past the sleeper's 1500 ms (machine too slow)", time.Since(sent))
+	}
 	if healthInt(t, h, "resources", "concurrentExecutions") != 1 || healthInt(t, h, "resources", "maxConcurrentExecutions") != 1 {
 		t.Errorf("health resources %v, want concurrentExecutions 1 of 1", h["resources"])
 	}
 	checkStatus(t, h, "unhealthy")
-	for _, rec := range c.records()[:late] {
-		if rec["outcome"] == "late_completed" {
-			t.Fatalf("the 1500 ms sleeper returned before the checks ran (machine too slow?); results above are void")
-		}
+	late := c.recordOf(e.RunID, "late_completed")
+	if time.Since(sent) < 1500*time.Millisecond {
+		t.Errorf("late_completed logged before the 1500 ms sleep could have ended: %v", late)
 	}
-	c.recordOf(e.RunID, "late_completed")
 	c.ok("noop", `{}`)
 	// Never a second response for the timed-out id (readOne fails on one);
 	// close also checks that nothing is left on stdout.

@@ -1,0 +1,198 @@
+package main
+
+// Black-box tests of the agent tools through the real binary (SPEC §8, §12)
+// with the TEST fixture agents echo and counter (§8.3): agent_send_message,
+// FIFO handling under concurrent senders, agent_list, agent_get_state
+// (bounded by tools.maxStateBytes), unknown agents, and the modes that keep
+// or drop the agent tools (§9).
+//
+// Not covered: the redaction of secret-looking keys in agent_get_state. No
+// fixture agent can store a key of the caller's choosing (counter keeps
+// only "count", echo keeps nothing), so a black-box test cannot put a
+// secret into an agent's state; mcp/builtin's own tests cover it.
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// sendArgs are agent_send_message's arguments; payload is JSON text, left
+// out when empty.
+func sendArgs(target, msgType, payload string) string {
+	msg := `{"type":` + jsonString(msgType)
+	if payload != "" {
+		msg += `,"payload":` + payload
+	}
+	return `{"targetAgentId":` + jsonString(target) + `,"message":` + msg + `}}`
+}
+
+func TestAgentSendMessage(t *testing.T) {
+	t.Parallel()
+	const secret = "xoxb-AGENT-MARKER-7731"
+	c := newToolClient(t, testMode)
+
+	// echo answers {type, payload} as it got them.
+	for _, tc := range []struct{ payload, want string }{
+		{`{"a":[1,2,{"b":null}],"s":"` + secret + `"}`, `{"type":"greet","payload":{"a":[1,2,{"b":null}],"s":"` + secret + `"}}`},
+		{`"just a string"`, `{"type":"greet","payload":"just a string"}`},
+		{`42`, `{"type":"greet","payload":42}`},
+		{``, `{"type":"greet"}`},
+	} {
+		if r := c.ok("agent_send_message", sendArgs("echo", "greet", tc.payload)); !mapsEqualJSON(r, tc.want) {
+			t.Errorf("echo agent answered %v, want %s", r, tc.want)
+		}
+	}
+
+	// counter counts, one message at a time.
+	for want := 1; want <= 3; want++ {
+		r := c.ok("agent_send_message", sendArgs("counter", "inc", ""))
+		if !mapsEqualJSON(r, fmt.Sprintf(`{"count":%d}`, want)) {
+			t.Fatalf("counter answered %v, want count %d", r, want)
+		}
+	}
+	if r := c.ok("agent_send_message", sendArgs("counter", "inc", `{"ms":1}`)); !mapsEqualJSON(r, `{"count":4}`) {
+		t.Errorf("counter with payload.ms answered %v, want count 4", r)
+	}
+
+	// The agent's own error passes through; the count does not change.
+	c.fails("agent_send_message", sendArgs("counter", "inc", `{"ms":"soon"}`), "INVALID_ARGUMENT")
+	if r := c.ok("agent_get_state", `{"agentId":"counter"}`); !mapsEqualJSON(r, `{"agentId":"counter","state":{"count":4},"truncated":false}`) {
+		t.Errorf("counter state %v, want count 4", r)
+	}
+	if r := c.ok("agent_get_state", `{"agentId":"echo"}`); !mapsEqualJSON(r, `{"agentId":"echo","state":{},"truncated":false}`) {
+		t.Errorf("echo state %v, want {}", r)
+	}
+
+	// Arguments that fail the input schema.
+	e := c.fails("agent_send_message", `{"targetAgentId":"echo","message":{"payload":1}}`, "INVALID_ARGUMENT")
+	wantProblemAt(t, e, "/message")
+	e = c.fails("agent_send_message", `{"targetAgentId":"echo","message":{"type":"t","extra":1}}`, "INVALID_ARGUMENT")
+	wantProblemAt(t, e, "/message/extra")
+	c.fails("agent_send_message", `{"targetAgentId":"","message":{"type":"t"}}`, "INVALID_ARGUMENT")
+	c.fails("agent_get_state", `{}`, "INVALID_ARGUMENT")
+
+	// Unknown agents.
+	e = c.fails("agent_send_message", sendArgs("nobody", "inc", ""), "NOT_FOUND")
+	if !strings.Contains(e.Message, "nobody") {
+		t.Errorf("NOT_FOUND message %q does not name the agent", e.Message)
+	}
+	c.fails("agent_get_state", `{"agentId":"nobody"}`, "NOT_FOUND")
+	c.close()
+	c.noSecret(secret)
+}
+
+// TestAgentFIFOUnderConcurrentSenders pipelines 20 calls to the counter
+// without waiting. The server reads them in order but runs the calls
+// concurrently, so the order in which they reach the agent's queue is not
+// the send order; what FIFO, one-at-a-time handling does guarantee is that
+// the counts are exactly 1..20, each once, and the state ends at 20.
+func TestAgentFIFOUnderConcurrentSenders(t *testing.T) {
+	t.Parallel()
+	const n = 20
+	c := newToolClient(t, testMode, "MCPRT_RESOURCES_MAX_CONCURRENT_EXECUTIONS=32")
+	var b strings.Builder
+	var ids []string
+	for range n {
+		id := c.newID()
+		ids = append(ids, id)
+		b.WriteString(toolsCallLine(id, "agent_send_message", sendArgs("counter", "inc", `{"ms":5}`), "") + "\n")
+	}
+	c.p.SendRaw([]byte(b.String()))
+	var counts []int
+	for _, id := range ids {
+		r, isMap := c.success(id).(map[string]any)
+		if !isMap || len(r) != 1 {
+			t.Fatalf("counter answered %v, want {count}", r)
+		}
+		k, err := strconv.Atoi(fmt.Sprint(r["count"]))
+		if err != nil {
+			t.Fatalf("count %v is not an integer", r["count"])
+		}
+		counts = append(counts, k)
+	}
+	sorted := slices.Sorted(slices.Values(counts))
+	for i, k := range sorted {
+		if k != i+1 {
+			t.Fatalf("counts %v (sorted %v), want exactly 1..%d once each", counts, sorted, n)
+		}
+	}
+	t.Logf("counts in send order: %v", counts)
+	if r := c.ok("agent_get_state", `{"agentId":"counter"}`); !mapsEqualJSON(r, fmt.Sprintf(`{"agentId":"counter","state":{"count":%d},"truncated":false}`, n)) {
+		t.Errorf("counter state %v, want count %d", r, n)
+	}
+	c.close()
+}
+
+func TestAgentList(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ mode, want string }{
+		{"TEST", `{"agentIds":["counter","echo"],"truncated":false}`},
+		{"FULL", `{"agentIds":[],"truncated":false}`}, // the binary registers agents in TEST only
+		{"READONLY", `{"agentIds":[],"truncated":false}`},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			t.Parallel()
+			c := newToolClient(t, "MCPRT_SERVER_MODE="+tc.mode)
+			if r := c.ok("agent_list", `{}`); !mapsEqualJSON(r, tc.want) {
+				t.Errorf("agent_list %v, want %s", r, tc.want)
+			}
+			c.fails("agent_list", `{"filter":"x"}`, "INVALID_ARGUMENT")
+			if tc.mode == "TEST" {
+				c.ok("agent_get_state", `{"agentId":"echo"}`)
+			} else {
+				c.fails("agent_get_state", `{"agentId":"echo"}`, "NOT_FOUND")
+			}
+			c.close()
+		})
+	}
+}
+
+func TestAgentStateBoundedByMaxStateBytes(t *testing.T) {
+	t.Parallel()
+	// {"count":1} is 11 bytes of JSON.
+	for _, tc := range []struct {
+		limit int
+		want  string
+	}{
+		{5, `{"agentId":"counter","state":{},"truncated":true}`},
+		{10, `{"agentId":"counter","state":{},"truncated":true}`},
+		{11, `{"agentId":"counter","state":{"count":1},"truncated":false}`},
+	} {
+		t.Run(strconv.Itoa(tc.limit), func(t *testing.T) {
+			t.Parallel()
+			c := newToolClient(t, testMode, fmt.Sprintf("MCPRT_TOOLS_MAX_STATE_BYTES=%d", tc.limit))
+			c.ok("agent_send_message", sendArgs("counter", "inc", ""))
+			if r := c.ok("agent_get_state", `{"agentId":"counter"}`); !mapsEqualJSON(r, tc.want) {
+				t.Errorf("agent_get_state with tools.maxStateBytes=%d: %v, want %s", tc.limit, r, tc.want)
+			}
+			// The state itself is intact: the next count is 2.
+			if r := c.ok("agent_send_message", sendArgs("counter", "inc", "")); !mapsEqualJSON(r, `{"count":2}`) {
+				t.Errorf("counter answered %v, want count 2", r)
+			}
+			c.close()
+		})
+	}
+}
+
+func TestAgentToolsByMode(t *testing.T) {
+	t.Parallel()
+	t.Run("MINIMAL", func(t *testing.T) {
+		t.Parallel()
+		c := newToolClient(t, "MCPRT_SERVER_MODE=MINIMAL")
+		c.fails("agent_send_message", sendArgs("echo", "t", ""), "NOT_FOUND")
+		c.fails("agent_list", `{}`, "NOT_FOUND")
+		c.fails("agent_get_state", `{"agentId":"echo"}`, "NOT_FOUND")
+		c.close()
+	})
+	t.Run("READONLY", func(t *testing.T) {
+		t.Parallel()
+		c := newToolClient(t, "MCPRT_SERVER_MODE=READONLY")
+		c.fails("agent_send_message", sendArgs("echo", "t", ""), "NOT_FOUND") // not read-only
+		c.ok("agent_list", `{}`)
+		c.fails("agent_get_state", `{"agentId":"echo"}`, "NOT_FOUND") // listed, but no agent echo outside TEST
+		c.close()
+	})
+}
