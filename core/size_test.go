@@ -82,10 +82,13 @@ func TestJSONSize(t *testing.T) {
 		json.RawMessage(`{ "spaced" : 1 }`),
 	}
 	for _, v := range tests {
-		enc, err := json.Marshal(v)
-		if err != nil {
+		var b bytes.Buffer
+		e := json.NewEncoder(&b)
+		e.SetEscapeHTML(false)
+		if err := e.Encode(v); err != nil {
 			t.Fatal(err)
 		}
+		enc := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 		got, err := JSONSize(v)
 		if err != nil || got != len(enc) {
 			t.Errorf("JSONSize(%#v) = %d, %v; want %d", v, got, err, len(enc))

@@ -95,7 +95,9 @@ func (sess *Session) handleCall(ctx context.Context, req *jsonrpc.Request) (any,
 	// Step 4: payload size.
 	c.payload = core.CompactLen(args)
 	if c.payload > s.cfg.Tools.MaxPayloadBytes {
-		s.exhausted.Inc()
+		if rt := s.tool(name); rt == nil || !rt.def.Observer { // observers neither raise nor reset it
+			s.exhausted.Inc()
+		}
 		return c.fail(core.NewError(core.CodeResourceExhausted, fmt.Sprintf(
 			"the arguments are %d bytes (compact JSON), over the limit of %d (tools.maxPayloadBytes); send smaller arguments",
 			c.payload, s.cfg.Tools.MaxPayloadBytes)).WithDetail("limit", s.cfg.Tools.MaxPayloadBytes).

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // sendArgs are agent_send_message's arguments; payload is JSON text, left
@@ -195,4 +196,71 @@ func TestAgentToolsByMode(t *testing.T) {
 		c.fails("agent_get_state", `{"agentId":"echo"}`, "NOT_FOUND") // listed, but no agent echo outside TEST
 		c.close()
 	})
+}
+
+// TestAgentQueueFull: an agent's queue is bounded; a message that finds it
+// full is refused at once with RESOURCE_EXHAUSTED (SPEC §12), and the
+// accepted ones are all handled, one at a time. The counter is held busy by
+// a first message that sleeps, while many more arrive behind it; the bound
+// itself is not part of the contract, so the test only requires that some
+// are refused and the rest counted exactly once.
+func TestAgentQueueFull(t *testing.T) {
+	t.Parallel()
+	const n = 200
+	c := newToolClient(t, testMode, "MCPRT_RESOURCES_MAX_CONCURRENT_EXECUTIONS=300")
+	sent := time.Now()
+	first := c.send("agent_send_message", sendArgs("counter", "hold", `{"ms":1500}`))
+	var b strings.Builder
+	var ids []string
+	for range n {
+		id := c.newID()
+		ids = append(ids, id)
+		b.WriteString(toolsCallLine(id, "agent_send_message", sendArgs("counter", "inc", ""), "") + "\n")
+	}
+	c.p.SendRaw([]byte(b.String()))
+	var counts []int
+	refused := 0
+	for _, id := range ids {
+		res := c.result(id)
+		if res["isError"] == true {
+			c.toolErrorOf(id, "RESOURCE_EXHAUSTED", res)
+			refused++
+			continue
+		}
+		r := c.successOf(id, res).(map[string]any)
+		k, err := strconv.Atoi(fmt.Sprint(r["count"]))
+		if err != nil {
+			t.Fatalf("count %v is not an integer", r["count"])
+		}
+		counts = append(counts, k)
+	}
+	if refused == 0 {
+		if time.Since(sent) >= 1500*time.Millisecond {
+			t.Fatalf("no message was refused, but sending took %v, past the 1500 ms the agent was busy (machine too slow)", time.Since(sent))
+		}
+		t.Fatalf("no message of %d was refused while the agent was busy: the queue is not bounded", n)
+	}
+	r := c.success(first).(map[string]any)
+	counts = append(counts, int(mustInt(t, r["count"])))
+	sorted := slices.Sorted(slices.Values(counts))
+	for i, k := range sorted {
+		if k != i+1 {
+			t.Fatalf("counts (sorted) %v, want exactly 1..%d once each", sorted, len(counts))
+		}
+	}
+	t.Logf("%d refused, %d counted", refused, len(counts))
+	want := fmt.Sprintf(`{"agentId":"counter","state":{"count":%d},"truncated":false}`, len(counts))
+	if r := c.ok("agent_get_state", `{"agentId":"counter"}`); !mapsEqualJSON(r, want) {
+		t.Errorf("counter state %v, want %s", r, want)
+	}
+	c.close()
+}
+
+func mustInt(t *testing.T, v any) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(fmt.Sprint(v), 10, 64)
+	if err != nil {
+		t.Fatalf("%v is not an integer", v)
+	}
+	return n
 }

@@ -270,7 +270,12 @@ type toolErr struct {
 // retryable as the table says, runId a UUID v4.
 func (c *toolClient) toolError(id, code string) toolErr {
 	c.t.Helper()
-	res := c.result(id)
+	return c.toolErrorOf(id, code, c.result(id))
+}
+
+// toolErrorOf is toolError for a result already read.
+func (c *toolClient) toolErrorOf(id, code string, res map[string]any) toolErr {
+	c.t.Helper()
 	raw, _ := json.Marshal(res)
 	if res["isError"] != true {
 		c.t.Fatalf("response %s: want a tool error %s, got %s", id, code, clip(string(raw)))
@@ -770,6 +775,52 @@ func wantProblemAt(t *testing.T, e toolErr, path string) {
 	t.Errorf("details.errors %v has no problem at instance path %q with a message", e.Details["errors"], path)
 }
 
+// TestSizeLimitsAtTheBoundary: tools.maxPayloadBytes bounds the compact
+// JSON length of the arguments (SPEC §7.3 step 4), so a payload of exactly
+// the limit passes and whitespace does not count; tools.maxResultBytes
+// bounds the encoded CallToolResult (step 14), measured here on the wire.
+func TestSizeLimitsAtTheBoundary(t *testing.T) {
+	t.Parallel()
+	const payloadLimit, resultLimit = 64, 600
+	c := newToolClient(t, testMode, fmt.Sprintf("MCPRT_TOOLS_MAX_PAYLOAD_BYTES=%d", payloadLimit),
+		fmt.Sprintf("MCPRT_TOOLS_MAX_RESULT_BYTES=%d", resultLimit))
+	msg := func(n int) string { return strings.Repeat("m", n) }
+	fit := payloadLimit - len(`{"message":""}`)
+	c.ok("echo", `{"message":"`+msg(fit)+`"}`)
+	c.ok("echo", "{ \"message\" :\t\""+msg(fit)+"\" }") // more bytes, same compact form
+	e := c.fails("echo", `{"message":"`+msg(fit+1)+`"}`, "RESOURCE_EXHAUSTED")
+	if fmt.Sprint(e.Details["limit"]) != strconv.Itoa(payloadLimit) {
+		t.Errorf("details %v, want limit %d", e.Details, payloadLimit)
+	}
+
+	// The wire size of big_result's CallToolResult for n bytes is n plus
+	// a constant overhead; measure it, then probe both sides of the limit.
+	resultBytes := func(n int) (int, string) {
+		id := c.send("big_result", fmt.Sprintf(`{"bytes":%d}`, n))
+		line := c.await(id)
+		var resp struct{ Result json.RawMessage }
+		if err := json.Unmarshal([]byte(line), &resp); err != nil || resp.Result == nil {
+			t.Fatalf("big_result %d: %s", n, clip(line))
+		}
+		c.stash[id] = line // let the caller read it as usual
+		return len(resp.Result), id
+	}
+	size, id := resultBytes(100)
+	c.success(id)
+	overhead := size - 100
+	n := resultLimit - overhead
+	if size, id = resultBytes(n); size != resultLimit {
+		t.Fatalf("big_result %d encodes to %d bytes, want exactly %d", n, size, resultLimit)
+	}
+	c.success(id)
+	_, id = resultBytes(n + 1)
+	e = c.toolError(id, "INTERNAL")
+	if e.Details["reason"] != "result_too_large" || fmt.Sprint(e.Details["limit"]) != strconv.Itoa(resultLimit) {
+		t.Errorf("details %v, want reason result_too_large and limit %d", e.Details, resultLimit)
+	}
+	c.close()
+}
+
 // TestNoSlotIsResourceExhausted: step 6 rejects at once when every slot is
 // busy — and the pipeline's order shows: existence (5) comes before the slot
 // (6), which comes before validation (7); payload size (4) before existence.
@@ -778,10 +829,7 @@ func TestNoSlotIsResourceExhausted(t *testing.T) {
 	c := newToolClient(t, testMode, "MCPRT_RESOURCES_MAX_CONCURRENT_EXECUTIONS=1", "MCPRT_TOOLS_MAX_PAYLOAD_BYTES=64")
 	sleeper := c.send("sleep", sleepArgs(60000, false))
 	c.waitHealth(1)
-	e := c.fails("noop", `{}`, "RESOURCE_EXHAUSTED")
-	if e.Details == nil {
-		t.Logf("no details on the slot rejection (allowed)")
-	}
+	c.fails("noop", `{}`, "RESOURCE_EXHAUSTED")
 	c.fails("echo", `{"message":7}`, "RESOURCE_EXHAUSTED")                                // slot (6) before validation (7)
 	c.fails("no_such_tool", `{}`, "NOT_FOUND")                                            // existence (5) before slot (6)
 	c.fails("no_such_tool", `{"m":"`+strings.Repeat("z", 100)+`"}`, "RESOURCE_EXHAUSTED") // payload (4) before existence (5)
@@ -920,8 +968,7 @@ func TestToolsCallBeforeRunning(t *testing.T) {
 		t.Errorf("record %v, want tool noop and the connection's correlation id", rec)
 	}
 	// INITIALIZING.
-	initialize(t, p, "2", latestRevision)
-	c.seen["2"] = 1
+	initialize(t, p, "2", latestRevision) // read directly, not through c
 	c.p.Send(toolsCallLine("3", "echo", `{"message":"x"}`, ""))
 	c.protoError("3", -32002)
 	rec = c.nthRecord(2, "record", func(map[string]any) bool { return true })
@@ -1031,7 +1078,6 @@ func TestOutcomeAbortedAtShutdown(t *testing.T) {
 	t.Parallel()
 	c := newToolClient(t, testMode, "MCPRT_SERVER_SHUTDOWN_TIMEOUT_MS=300")
 	id := c.sendCID("sleep", sleepArgs(10000, true), "shutdown-cid")
-	c.ping()
 	c.waitHealth(1)
 	c.neverAnswered(id)
 	signalled := time.Now()
@@ -1047,6 +1093,22 @@ func TestOutcomeAbortedAtShutdown(t *testing.T) {
 	if rec["outcome"] != "aborted" || rec["correlationId"] != "shutdown-cid" {
 		t.Fatalf("record %v, want outcome aborted with correlationId shutdown-cid", rec)
 	}
+}
+
+// TestTimedOutCallAbortedAtShutdown: a call that timed out and whose
+// handler still runs when the shutdown time is up has two records, timeout
+// then aborted (SPEC §4.2, §7.6).
+func TestTimedOutCallAbortedAtShutdown(t *testing.T) {
+	t.Parallel()
+	c := newToolClient(t, testMode, "MCPRT_SERVER_SHUTDOWN_TIMEOUT_MS=300", "MCPRT_TOOLS_DEFAULT_TIMEOUT_MS=100")
+	e := c.toolError(c.send("sleep", sleepArgs(10000, true)), "TIMEOUT")
+	c.recordOf(e.RunID, "timeout")
+	c.p.Signal(syscall.SIGTERM)
+	if code := c.p.Wait(t); code != 0 {
+		t.Fatalf("exit code %d after SIGTERM, want 0", code)
+	}
+	c.done() // checks: timeout, then one final record
+	c.recordOf(e.RunID, "aborted")
 }
 
 // ---------------------------------------------------------------------------
@@ -1105,6 +1167,23 @@ func TestCancellation(t *testing.T) {
 		c.ok("noop", `{}`)
 		c.ping()
 	}
+	// A handler that ignores the cancellation keeps its slot until it
+	// returns (SPEC §7.3 step 13); the request still gets no response.
+	sent := time.Now()
+	c.p.Send(toolsCallLine(`"stubborn"`, "sleep", sleepArgs(1500, true), `{"correlationId":"stubborn-cid"}`))
+	c.waitHealth(1)
+	c.cancel(`"stubborn"`)
+	c.neverAnswered(`"stubborn"`)
+	c.ping() // the cancellation was read before the ping
+	c.fails("noop", `{}`, "RESOURCE_EXHAUSTED")
+	if time.Since(sent) >= 1500*time.Millisecond {
+		t.Fatalf("the checks took until %v after the call, past the sleeper's 1500 ms (machine too slow)", time.Since(sent))
+	}
+	rec := c.record("for the stubborn sleep", func(m map[string]any) bool { return m["correlationId"] == "stubborn-cid" })
+	if rec["outcome"] != "aborted" {
+		t.Errorf("record %v, want outcome aborted", rec)
+	}
+	c.ok("noop", `{}`)
 	// 1 and 1.0 are different ids: cancelling 1 leaves 1.0 running.
 	c.p.Send(toolsCallLine(`1.0`, "sleep", sleepArgs(300, false), ""))
 	c.cancel(`1`)
@@ -1120,8 +1199,8 @@ func TestCancellation(t *testing.T) {
 			aborted++
 		}
 	}
-	if aborted != 2 {
-		t.Errorf("%d aborted records, want 2", aborted)
+	if aborted != 3 {
+		t.Errorf("%d aborted records, want 3", aborted)
 	}
 	c.close()
 }
