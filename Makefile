@@ -36,9 +36,19 @@ fuzz-short:
 fuzz:
 	$(MAKE) fuzz-short FUZZTIME=$(LONGFUZZTIME)
 
-## bench: the parser and dispatch benchmarks with allocations
+## bench: every benchmark with allocations (bench/: parser, dispatch, handshake, listing, validation, stdio)
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+.PHONY: bench-e2e bench-compare
+
+## bench-e2e: build mcprt, run it in TEST mode over stdio, print one line per figure (E2EFLAGS: see bench/README.md)
+bench-e2e:
+	$(GO) run ./bench/cmd/e2e $(E2EFLAGS)
+
+## bench-compare: mcprt beside the official Go SDK, mcp-go and a bare loop, interleaved rounds, medians, README table
+bench-compare:
+	cd bench/compare && $(GO) run ./cmd/compare $(COMPAREFLAGS)
 
 ## lint: go vet and staticcheck (pinned)
 lint: vet

@@ -1,0 +1,280 @@
+// Command compare measures mcprt beside other MCP servers over stdio (make
+// bench-compare). It builds four no-op servers — mcprt (./cmd/mcprt of the
+// repository, run in TEST mode with logging at info and as many concurrency
+// slots as requests in flight, so that no pipelined call is refused
+// RESOURCE_EXHAUSTED), the official Go SDK
+// and mcp-go servers of bench/compare/servers, and the bare loop floor —
+// and measures each with bench/harness in the same run, interleaved: every
+// round starts each server afresh and measures them one after the other,
+// the order rotating by one each round (A B C D, B C D A, ...) so that no
+// server always goes first. Each figure is the median over the rounds.
+//
+// It prints, on standard output, one line per server and figure
+// ("mcprt seq_p50_us 38.2"), one line per figure with mcprt's ratio to each
+// other server ("ratio seq_p50_us mcprt/go-sdk 0.31 ..."; below 1 means
+// mcprt's figure is smaller), and finally a Markdown table for the README
+// with the machine and the date. Progress and per-round figures go to
+// standard error.
+//
+// Usage, from bench/compare:
+//
+//	go run ./cmd/compare [-rounds 5] [-seq 10000] [-pipelined 50000] ...
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"debug/buildinfo"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcprt/mcprt/bench/harness"
+)
+
+// server is one contestant.
+type server struct {
+	name  string // label in figures
+	title string // label in the Markdown table
+	pkg   string // what to build, in dir
+	dir   string // where to build it
+	env   []string
+	mod   string // the library module whose version the title shows
+	path  string // the built binary
+}
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	var (
+		rounds    = flag.Int("rounds", 5, "rounds; each measures every server once")
+		warmup    = flag.Int("warmup", 2000, "sequential warm-up calls per measurement")
+		seq       = flag.Int("seq", 20000, "measured sequential calls per measurement")
+		pwarmup   = flag.Int("pipelined-warmup", 5000, "pipelined warm-up calls per measurement")
+		pipelined = flag.Int("pipelined", 50000, "measured pipelined calls per measurement")
+		inflight  = flag.Int("inflight", 32, "requests in flight in the pipelined phases")
+		rssAfter  = flag.String("rss-after", "", "comma-separated total call counts after which RSS is sampled (empty: skip)")
+		root      = flag.String("root", "", "the mcprt repository (default: where go.mod's replace points)")
+	)
+	flag.Parse()
+	fail := func(err error) int {
+		fmt.Fprintln(os.Stderr, "compare:", err)
+		return 1
+	}
+	checkpoints, err := parseCounts(*rssAfter)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "compare:", err)
+		return 2
+	}
+	here, err := goOutput("", "env", "GOMOD")
+	if err != nil || !strings.HasSuffix(here, "go.mod") || filepath.Base(filepath.Dir(here)) != "compare" {
+		return fail(fmt.Errorf("run me from the bench/compare module (go env GOMOD = %q)", here))
+	}
+	here = filepath.Dir(here)
+	if *root == "" {
+		if *root, err = goOutput(here, "list", "-m", "-f", "{{.Dir}}", "github.com/mcprt/mcprt"); err != nil {
+			return fail(err)
+		}
+	}
+	servers := []*server{
+		{name: "mcprt", title: "mcprt (TEST mode, logging at info)", pkg: "./cmd/mcprt", dir: *root,
+			env: []string{"MCPRT_SERVER_MODE=TEST", "MCPRT_LOGGING_LEVEL=info",
+				"MCPRT_RESOURCES_MAX_CONCURRENT_EXECUTIONS=" + strconv.Itoa(max(*inflight, 10))}},
+		{name: "go-sdk", title: "official Go SDK", pkg: "./servers/gosdk", dir: here,
+			mod: "github.com/modelcontextprotocol/go-sdk"},
+		{name: "mcp-go", title: "mcp-go", pkg: "./servers/mcpgo", dir: here, mod: "github.com/mark3labs/mcp-go"},
+		{name: "bare", title: "bare loop: bufio lines + encoding/json decode + canned reply", pkg: "./servers/bare", dir: here},
+	}
+	bin, err := os.MkdirTemp("", "mcprt-compare-")
+	if err != nil {
+		return fail(err)
+	}
+	defer os.RemoveAll(bin)
+	for _, s := range servers {
+		if err := s.build(bin); err != nil {
+			return fail(err)
+		}
+	}
+
+	opts := harness.Options{Warmup: *warmup, Sequential: *seq, PipelinedWarmup: *pwarmup,
+		Pipelined: *pipelined, InFlight: *inflight, RSSAfter: checkpoints, Timeout: 20 * time.Minute}
+	// values[server][figure] holds one value per round; order keeps the
+	// figures in the harness's order.
+	values := map[string]map[string][]float64{}
+	var order []string
+	load := harness.LoadAverage()
+	start := time.Now()
+	for r := range *rounds {
+		for k := range servers {
+			s := servers[(r+k)%len(servers)]
+			res, err := harness.Run(context.Background(), harness.Command{Name: s.name, Path: s.path, Env: s.env}, opts)
+			if err != nil {
+				return fail(fmt.Errorf("round %d: %w", r+1, err))
+			}
+			var line strings.Builder
+			fmt.Fprintf(&line, "# round %d/%d %-7s", r+1, *rounds, s.name)
+			for _, f := range res.Figures() {
+				if values[s.name] == nil {
+					values[s.name] = map[string][]float64{}
+				}
+				if !slices.Contains(order, f.Name) {
+					order = append(order, f.Name)
+				}
+				values[s.name][f.Name] = append(values[s.name][f.Name], f.Value)
+				fmt.Fprintf(&line, " %s=%s", f.Name, f.Format())
+			}
+			fmt.Fprintln(os.Stderr, line.String())
+		}
+	}
+	fmt.Fprintf(os.Stderr, "# %d rounds in %.0f s; load average before: %s, after: %s\n",
+		*rounds, time.Since(start).Seconds(), load, harness.LoadAverage())
+
+	med := func(server, figure string) float64 { return median(values[server][figure]) }
+	for _, fig := range order {
+		for _, s := range servers {
+			fmt.Printf("%s %s %s\n", s.name, fig, harness.Figure{Name: fig, Value: med(s.name, fig)}.Format())
+		}
+		var line strings.Builder
+		fmt.Fprintf(&line, "ratio %s", fig)
+		for _, s := range servers[1:] {
+			fmt.Fprintf(&line, " mcprt/%s %s", s.name, ratio(med("mcprt", fig), med(s.name, fig)))
+		}
+		fmt.Println(line.String())
+	}
+
+	fmt.Println()
+	fmt.Println("| server | sequential p50 / p95 | pipelined (32 in flight) calls/s (p95) | server CPU per call (sequential / pipelined) | peak RSS |")
+	fmt.Println("|---|---|---|---|---|")
+	for _, s := range servers {
+		fmt.Printf("| %s | %s / %s µs | %s (%s µs) | %s / %s µs | %s MB |\n", s.title,
+			short(med(s.name, "seq_p50_us")), short(med(s.name, "seq_p95_us")),
+			kilo(med(s.name, "pipelined_calls_per_s")), short(med(s.name, "pipelined_p95_us")),
+			short(med(s.name, "server_cpu_us_per_call_seq")), short(med(s.name, "server_cpu_us_per_call_pipelined")),
+			short(med(s.name, "peak_rss_mb")))
+	}
+	fmt.Println()
+	goVersion, _ := goOutput(here, "env", "GOVERSION")
+	fmt.Printf("Measured %s on %d cores (nproc) of %s, %s %s/%s; bench/harness, medians of %d interleaved rounds, "+
+		"each round %d sequential calls after %d warm-up and %d pipelined calls (%d in flight) after %d warm-up per server.\n",
+		time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpuModel(), goVersion, runtime.GOOS, runtime.GOARCH,
+		*rounds, *seq, *warmup, *pipelined, *inflight, *pwarmup)
+	return 0
+}
+
+// build compiles the server into bin and names its library version in its
+// title.
+func (s *server) build(bin string) error {
+	s.path = filepath.Join(bin, s.name)
+	start := time.Now()
+	cmd := exec.Command("go", "build", "-o", s.path, s.pkg)
+	cmd.Dir = s.dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s in %s: %v\n%s", s.pkg, s.dir, err, out)
+	}
+	if s.mod != "" {
+		info, err := buildinfo.ReadFile(s.path)
+		if err != nil {
+			return err
+		}
+		for _, d := range info.Deps {
+			if d.Path == s.mod {
+				s.title += " " + d.Version
+			}
+		}
+	}
+	fmt.Fprintf(os.Stderr, "# built %s (%s) in %.1f s\n", s.name, s.title, time.Since(start).Seconds())
+	return nil
+}
+
+// goOutput runs the go command in dir and returns its trimmed output.
+func goOutput(dir string, args ...string) (string, error) {
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("go %s: %v: %s", strings.Join(args, " "), err, stderr.String())
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// median returns the median of v (the mean of the middle two for an even
+// count), or 0 for none.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// ratio formats a/b with three significant digits.
+func ratio(a, b float64) string {
+	if b == 0 {
+		return "n/a"
+	}
+	return strconv.FormatFloat(a/b, 'g', 3, 64)
+}
+
+// short formats a figure for the table: one decimal below 100.
+func short(v float64) string {
+	if v < 100 {
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
+// kilo formats calls per second as "51.2 k".
+func kilo(v float64) string {
+	return strconv.FormatFloat(v/1000, 'f', 1, 64) + " k"
+}
+
+// cpuModel returns the first "model name" of /proc/cpuinfo.
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return "unknown CPU"
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(io.LimitReader(f, 1<<20))
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown CPU"
+}
+
+// parseCounts parses "100000,1000000" (underscores allowed).
+func parseCounts(s string) ([]int64, error) {
+	var out []int64
+	for f := range strings.SplitSeq(s, ",") {
+		f = strings.ReplaceAll(strings.TrimSpace(f), "_", "")
+		if f == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil || n <= 0 || (len(out) > 0 && n <= out[len(out)-1]) {
+			return nil, fmt.Errorf("-rss-after wants ascending positive counts, got %q", s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
