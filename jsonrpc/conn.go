@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -50,8 +49,11 @@ type Conn struct {
 	sem      chan struct{} // one token per request in flight
 	done     chan struct{} // closed by Close
 	once     sync.Once
-	handlers sync.WaitGroup
+	handlers sync.WaitGroup // requests whose handler has not returned
+	jobs     chan *inflight // hands requests to idle workers
+	idle     atomic.Int32   // workers waiting on jobs
 	nextID   atomic.Int64
+	dec      decoder // the reader's envelope decoder, reused line after line
 
 	wr *writer // the one write path
 
@@ -60,12 +62,6 @@ type Conn struct {
 	cancel   context.CancelCauseFunc
 	inflight map[ID]*inflight
 	pending  map[ID]chan *Response
-}
-
-// inflight is a request being handled. cancelled is guarded by Conn.mu.
-type inflight struct {
-	cancel    context.CancelCauseFunc
-	cancelled bool
 }
 
 type connKey struct{}
@@ -98,6 +94,7 @@ func NewConn(r io.Reader, w io.Writer, router *Router, opts Options) *Conn {
 		sem:      make(chan struct{}, opts.MaxInFlight),
 		done:     make(chan struct{}),
 		inflight: map[ID]*inflight{},
+		jobs:     make(chan *inflight),
 		pending:  map[ID]chan *Response{},
 	}
 	c.wr = newWriter(w, func(err error) {
@@ -201,120 +198,13 @@ func (c *Conn) handleLine(line []byte) {
 		c.handleBatch(line)
 		return
 	}
-	msg, derr := Decode(line)
+	msg, derr := c.dec.decode(line)
 	if derr != nil {
 		c.log.Debug("rejected a message", "code", derr.Err.Code, "error", derr.Err.Message)
 		c.replyError(nil, derr.ID, derr.Params, derr.Err)
 		return
 	}
 	c.route(msg, nil)
-}
-
-// dispatch runs a request's handler: inline, or on its own goroutine.
-// It blocks while MaxInFlight requests are in flight (backpressure).
-func (c *Conn) dispatch(req *Request, m Method, b *batch) {
-	select {
-	case c.sem <- struct{}{}:
-	case <-c.done:
-		return
-	}
-	c.mu.Lock()
-	if _, dup := c.inflight[req.ID]; dup {
-		c.mu.Unlock()
-		<-c.sem
-		c.replyError(b, req.ID, req.Params, duplicateID(req.ID))
-		return
-	}
-	ctx, cancel := context.WithCancelCause(c.ctx)
-	e := &inflight{cancel: cancel}
-	c.inflight[req.ID] = e
-	c.mu.Unlock()
-	b.expect()
-	if m.Inline {
-		c.run(ctx, req, m, e, b)
-		return
-	}
-	c.handlers.Add(1)
-	go func() {
-		defer c.handlers.Done()
-		c.run(ctx, req, m, e, b)
-	}()
-}
-
-// inFlight reports whether a request with this id is in flight.
-func (c *Conn) inFlight(id ID) bool {
-	c.mu.Lock()
-	_, ok := c.inflight[id]
-	c.mu.Unlock()
-	return ok
-}
-
-func duplicateID(id ID) *Error {
-	return NewError(CodeInvalidRequest, "Invalid Request: id "+id.String()+
-		" is already used by a request still in flight; use a new id for each request")
-}
-
-// run calls the handler and sends its response.
-func (c *Conn) run(ctx context.Context, req *Request, m Method, e *inflight, b *batch) {
-	result, err := c.call(ctx, req, m.Handler)
-	if m.Phase == PhaseHandshake && err == nil {
-		c.state.CompareAndSwap(int32(StateStarting), int32(StateInitializing))
-	}
-	c.mu.Lock()
-	delete(c.inflight, req.ID)
-	cancelled := e.cancelled
-	c.mu.Unlock()
-	e.cancel(nil)
-	<-c.sem
-
-	var frame []byte
-	switch {
-	case cancelled || errors.Is(err, ErrNoResponse):
-	case err != nil:
-		frame = c.encodeError(req.ID, req.Params, err)
-	default:
-		frame, err = encodeResult(req.ID, result)
-		if err != nil {
-			c.log.Error("could not encode a result", "method", req.Method, "error", err)
-			frame = c.encodeError(req.ID, req.Params, NewError(CodeInternalError,
-				"Internal error: the result of "+quote(req.Method)+" could not be encoded as JSON"))
-		}
-	}
-	if m.CloseAfter && b != nil {
-		b.closeWhenAnswered() // closing now would drop the batch's answer
-	}
-	if m.CloseAfter && b == nil {
-		if frame != nil {
-			_ = c.wr.write(frame, true) // out before the close
-		}
-		c.Close()
-		return
-	}
-	c.deliver(b, frame)
-}
-
-// call runs h, turning a panic into -32603.
-func (c *Conn) call(ctx context.Context, req *Request, h Handler) (result any, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			c.log.Error("recovered from a panic in a request handler", "method", req.Method,
-				"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			result, err = nil, NewError(CodeInternalError, "Internal error: the server failed while handling "+
-				quote(req.Method)+"; it keeps serving")
-		}
-	}()
-	return h.Handle(ctx, req)
-}
-
-// notify runs a notification handler on the reading goroutine.
-func (c *Conn) notify(h NotificationHandler, n *Notification) {
-	defer func() {
-		if p := recover(); p != nil {
-			c.log.Error("recovered from a panic in a notification handler", "method", n.Method,
-				"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-		}
-	}()
-	h.HandleNotification(c.ctx, n)
 }
 
 // correlationFor returns the correlation id for error data: the client's,

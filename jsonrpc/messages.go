@@ -79,11 +79,50 @@ func isBlank(line []byte) bool {
 // keys are matched case-sensitively, duplicate keys and case variants of the
 // envelope members are rejected, and the id is kept as raw bytes.
 func Decode(line []byte) (Message, *DecodeError) {
+	var d decoder
+	return d.decode(line)
+}
+
+// decoder decodes line after line with one json.Decoder: it reads from a
+// source that serves the current line, and once a whole valid line has been
+// consumed the json.Decoder (which reads a stream of values) is ready for
+// the next. After anything unusual it starts afresh. Not safe for
+// concurrent use.
+type decoder struct {
+	src lineSource
+	dec *json.Decoder
+}
+
+// lineSource is an io.Reader over the line being decoded.
+type lineSource struct{ b []byte }
+
+func (s *lineSource) Read(p []byte) (int, error) {
+	if len(s.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, s.b)
+	s.b = s.b[n:]
+	return n, nil
+}
+
+func (d *decoder) decode(line []byte) (Message, *DecodeError) {
 	if derr := checkJSON(line); derr != nil {
 		return nil, derr
 	}
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.UseNumber() // a top-level 1e700 is valid JSON (-32600), not a float64 overflow (-32700)
+	if d.dec == nil {
+		d.dec = json.NewDecoder(&d.src)
+		d.dec.UseNumber() // a top-level 1e700 is valid JSON (-32600), not a float64 overflow (-32700)
+	}
+	d.src.b = line
+	msg, derr := decodeTop(d.dec)
+	if derr != nil || len(d.src.b) != 0 {
+		d.dec, d.src.b = nil, nil
+	}
+	return msg, derr
+}
+
+// decodeTop reads the top-level value: it must be an object.
+func decodeTop(dec *json.Decoder) (Message, *DecodeError) {
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, syntaxError(err)

@@ -45,11 +45,15 @@ type toolCall struct {
 	start   time.Time
 	rt      *registeredTool
 
-	mu        sync.Mutex // guards returned and abandoned
-	returned  bool       // the handler has returned
-	abandoned string     // the waiter gave up with this outcome
-	done      chan handlerResult
+	reqCtx       context.Context         // the request's context (client cancel, disconnect)
+	cancel       context.CancelCauseFunc // cancels the handler's context
+	deadlineDone chan struct{}           // closed when the deadline timer's work is done
 
+	mu       sync.Mutex // guards returned and expired
+	returned bool       // the handler returned (or never will run)
+	expired  bool       // the deadline fired first
+
+	timeoutSent   bool // TIMEOUT was sent; written by deadline before deadlineDone closes
 	finalRecorded atomic.Bool
 	slotHeld      bool
 	lockHeld      bool
@@ -137,76 +141,119 @@ func (sess *Session) handleCall(ctx context.Context, req *jsonrpc.Request) (any,
 	return c.run(ctx, args)
 }
 
-// run takes the exclusive lock, enters the audit, dispatches under the
-// deadline and finishes the call.
+// run takes the exclusive lock, enters the audit, and runs the handler on
+// this goroutine under the deadline (steps 8-14). The deadline is a timer:
+// when it fires first, the client gets TIMEOUT at once (jsonrpc.Respond)
+// while the handler runs on, holding its slot, until it returns.
 func (c *toolCall) run(ctx context.Context, args json.RawMessage) (any, error) {
-	s := c.sess.srv
-	timeout := c.rt.def.Timeout
-	if timeout <= 0 {
-		timeout = time.Duration(s.cfg.Tools.DefaultTimeoutMs) * time.Millisecond
-	}
-	hctx, cancel := context.WithTimeoutCause(ctx, timeout, errTimeout)
+	hctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	c.reqCtx, c.cancel = ctx, cancel
+	c.deadlineDone = make(chan struct{})
+	timer := time.AfterFunc(c.timeout(), c.deadline)
 	// Step 8: exclusive lock; waiting counts against the deadline.
 	if c.rt.lock != nil {
 		select {
 		case c.rt.lock <- struct{}{}:
 			c.lockHeld = true
 		case <-hctx.Done():
-			cancel()
-			c.release()
-			return c.interrupted(context.Cause(hctx), false)
+			return c.settle(timer, handlerResult{}, false)
 		}
 	}
 	// Step 9: audit enter.
 	if err := c.auditEnter(hctx, args); err != nil {
-		cancel()
+		if c.stop(timer) {
+			c.release()
+			return nil, jsonrpc.ErrNoResponse // TIMEOUT was sent while waiting
+		}
 		c.release()
 		return c.fail(core.NewError(core.CodeAuditEnterFailed, "the audit sink refused to record the call: "+
 			err.Error()+"; the tool did not run"), true)
 	}
-	// Step 10: dispatch under the deadline.
-	c.done = make(chan handlerResult, 1)
-	hctx = withCallInfo(hctx, &callInfo{runID: c.runID, correlationID: c.cid, tool: c.tool, session: c.sess})
+	// Step 10: dispatch, panics recovered.
 	c.sess.track(c)
-	c.sess.runs.Add(1)
-	go c.invoke(hctx, cancel, args)
+	r := c.callHandler(withCallInfo(hctx, &callInfo{runID: c.runID, correlationID: c.cid, tool: c.tool, session: c.sess}), args)
+	c.sess.untrack(c)
+	return c.settle(timer, r, true)
+}
 
-	select {
-	case r := <-c.done:
-		return c.afterReturn(r, hctx, cancel)
-	case <-hctx.Done():
-		c.mu.Lock()
-		if c.returned {
-			c.mu.Unlock()
-			return c.afterReturn(<-c.done, hctx, cancel)
-		}
-		cause := context.Cause(hctx)
-		c.abandoned = abandonOutcome(cause)
-		// Answer (and write the timeout record) before releasing mu: a
-		// handler returning now must not log late_completed before the
-		// timeout record (SPEC §7.6: timeout, then late_completed).
-		res, err := c.interrupted(cause, true)
+// timeout is the call's deadline: the tool's own or tools.defaultTimeoutMs.
+func (c *toolCall) timeout() time.Duration {
+	if t := c.rt.def.Timeout; t > 0 {
+		return t
+	}
+	return time.Duration(c.sess.srv.cfg.Tools.DefaultTimeoutMs) * time.Millisecond
+}
+
+// deadline runs on the timer's goroutine when the call's time is up before
+// its handler returned: it cancels the handler's context, answers TIMEOUT
+// at once and writes the timeout record.
+func (c *toolCall) deadline() {
+	defer close(c.deadlineDone)
+	c.mu.Lock()
+	if c.returned {
 		c.mu.Unlock()
-		return res, err
+		return
+	}
+	c.expired = true
+	c.mu.Unlock()
+	c.cancel(errTimeout)
+	ms := c.timeout().Milliseconds()
+	e := c.stamp(core.NewError(core.CodeTimeout, fmt.Sprintf("the tool did not finish within its %d ms deadline; "+
+		"it was asked to stop. Retry later or with less work", ms)).WithDetail("timeoutMs", ms))
+	if jsonrpc.Respond(c.reqCtx, json.RawMessage(toolErrorResult(e))) {
+		c.timeoutSent = true
+		c.resetExhaustion()
+		c.record(OutcomeTimeout, string(core.CodeTimeout), false)
 	}
 }
 
-// afterReturn ends a call whose handler returned while the request waited.
-// If the handler's context had ended first, the call ends as that cause
-// says (TIMEOUT, or no response), whatever the handler answered.
-func (c *toolCall) afterReturn(r handlerResult, hctx context.Context, cancel context.CancelFunc) (any, error) {
-	cause := context.Cause(hctx)
-	cancel()
-	if cause == nil {
+// stop marks the handler as returned and settles the race with the
+// deadline timer. It reports whether the deadline fired first; then it
+// has finished its work (answer and record) when stop returns.
+func (c *toolCall) stop(timer *time.Timer) bool {
+	c.mu.Lock()
+	c.returned = true
+	expired := c.expired
+	c.mu.Unlock()
+	if expired {
+		<-c.deadlineDone
+		return true
+	}
+	timer.Stop()
+	return false
+}
+
+// settle ends the call once its handler returned (ran) or could not start
+// (!ran): a normal finish, or the late end of a call that was already
+// answered with TIMEOUT, cancelled by the client, or cut off by the
+// connection's end.
+func (c *toolCall) settle(timer *time.Timer, r handlerResult, ran bool) (any, error) {
+	c.stop(timer)
+	var outcome string
+	switch {
+	case c.timeoutSent:
+		outcome = OutcomeLateCompleted
+	case c.reqCtx.Err() != nil:
+		outcome = abandonOutcome(context.Cause(c.reqCtx))
+	default:
+		if !ran { // impossible: the lock wait ends only by the lock or the context
+			c.release()
+			return c.fail(core.NewError(core.CodeInternal, "the call ended before its tool ran"), true)
+		}
 		return c.finish(r)
 	}
-	outcome := abandonOutcome(cause)
-	res, err := c.interrupted(cause, true)
-	if outcome == OutcomeTimeout {
-		outcome = OutcomeLateCompleted
+	if !ran {
+		c.release()
+		if outcome != OutcomeLateCompleted { // a timed-out lock wait has only its timeout record
+			c.record(OutcomeAborted, "", true)
+		}
+		return nil, jsonrpc.ErrNoResponse
 	}
-	c.completeAbandoned(r, outcome)
-	return res, err
+	c.auditExit(r, outcome)
+	c.release()
+	c.record(outcome, errorCode(r.err), true)
+	return nil, jsonrpc.ErrNoResponse
 }
 
 // auditEnter calls the sink's Enter, turning a panic into an error.
@@ -226,44 +273,17 @@ func (c *toolCall) auditEnter(ctx context.Context, args json.RawMessage) (err er
 
 // auditExit calls the sink's Exit; its failure is logged, never returned.
 func (c *toolCall) auditExit(r handlerResult, outcome string) {
+	sink := c.sess.srv.audit
+	if _, nop := sink.(NopAuditSink); nop {
+		return
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			c.sess.log.Error("audit sink Exit panicked", "tool", c.tool, "runId", c.runID, "panic", fmt.Sprint(p))
 		}
 	}()
-	c.sess.srv.audit.Exit(context.Background(), ToolExitEvent{Tool: c.tool, CorrelationID: c.cid, RunID: c.runID,
+	sink.Exit(context.Background(), ToolExitEvent{Tool: c.tool, CorrelationID: c.cid, RunID: c.runID,
 		Duration: c.sess.srv.clock.Now().Sub(c.start), Result: r.value, Err: r.err, Outcome: outcome})
-}
-
-// invoke runs the handler on its own goroutine and hands the result over:
-// to the waiting request, or, when that gave up, finishes the call itself.
-func (c *toolCall) invoke(ctx context.Context, cancel context.CancelFunc, args json.RawMessage) {
-	defer c.sess.runs.Done()
-	r := c.callHandler(ctx, args)
-	c.mu.Lock()
-	c.returned = true
-	outcome := c.abandoned
-	c.mu.Unlock()
-	if outcome == "" {
-		c.done <- r // the waiter cancels the context
-		return
-	}
-	cancel()
-	// The response was already sent (TIMEOUT) or will never be (cancelled,
-	// disconnected).
-	if outcome == OutcomeTimeout {
-		outcome = OutcomeLateCompleted
-	}
-	c.completeAbandoned(r, outcome)
-}
-
-// completeAbandoned finishes a call whose response was already decided
-// without its handler's result: audit exit, release, final record.
-func (c *toolCall) completeAbandoned(r handlerResult, outcome string) {
-	c.auditExit(r, outcome)
-	c.release()
-	c.sess.untrack(c)
-	c.record(outcome, errorCode(r.err), true)
 }
 
 // callHandler calls the tool's handler, turning a panic into INTERNAL.
@@ -280,10 +300,9 @@ func (c *toolCall) callHandler(ctx context.Context, args json.RawMessage) (r han
 	return handlerResult{value: v, err: err}
 }
 
-// finish completes a call whose handler returned while the request waited:
-// output check (11), audit exit (12), release (13), wrap (14).
+// finish completes a call whose handler returned in time: output check
+// (11), audit exit (12), release (13), wrap (14).
 func (c *toolCall) finish(r handlerResult) (any, error) {
-	c.sess.untrack(c)
 	res, terr := c.wrap(r)
 	outcome := OutcomeSuccess
 	if terr != nil {
@@ -297,34 +316,6 @@ func (c *toolCall) finish(r handlerResult) (any, error) {
 	c.resetExhaustion()
 	c.record(OutcomeSuccess, "", true)
 	return res, nil
-}
-
-// interrupted answers a call whose deadline passed or whose request was
-// cancelled before its handler returned.
-func (c *toolCall) interrupted(cause error, handlerRunning bool) (any, error) {
-	switch abandonOutcome(cause) {
-	case OutcomeTimeout:
-		timeout := c.rt.def.Timeout
-		if timeout <= 0 {
-			timeout = time.Duration(c.sess.srv.cfg.Tools.DefaultTimeoutMs) * time.Millisecond
-		}
-		e := core.NewError(core.CodeTimeout, fmt.Sprintf("the tool did not finish within its %d ms deadline; "+
-			"it was asked to stop. Retry later or with less work", timeout.Milliseconds())).
-			WithDetail("timeoutMs", timeout.Milliseconds())
-		c.resetExhaustion()
-		c.record(OutcomeTimeout, string(core.CodeTimeout), false)
-		return json.RawMessage(toolErrorResult(c.stamp(e))), nil
-	case OutcomeDisconnectedCompleted:
-		if !handlerRunning {
-			c.record(OutcomeAborted, "", true)
-		}
-		return nil, jsonrpc.ErrNoResponse
-	default: // cancelled by the client
-		if !handlerRunning {
-			c.record(OutcomeAborted, "", true)
-		}
-		return nil, jsonrpc.ErrNoResponse
-	}
 }
 
 // abandonOutcome maps the cause of a cancelled handler context to the

@@ -167,8 +167,6 @@ type Session struct {
 	log  *slog.Logger
 	cid  string // connection correlation id
 
-	runs sync.WaitGroup // tool handlers, which may outlive their requests
-
 	mu       sync.Mutex // guards the fields below
 	version  string     // negotiated protocol revision
 	client   clientInfo
@@ -238,22 +236,14 @@ func (sess *Session) Done() <-chan struct{} { return sess.conn.Done() }
 // bytes are written, and every in-flight request's context is cancelled.
 func (sess *Session) Close() { sess.conn.Close() }
 
-// Wait waits for the session's request and tool handlers to return, or for
-// ctx. When ctx ends first, every tool call still running gets its
-// completion record with outcome aborted (SPEC §4.2) and ctx's error is
-// returned.
+// Wait waits for the session's request and tool handlers to return (a tool
+// handler may outlive its request's TIMEOUT answer), or for ctx. When ctx
+// ends first, every tool call still running gets its completion record
+// with outcome aborted (SPEC §4.2) and ctx's error is returned.
 func (sess *Session) Wait(ctx context.Context) error {
 	if err := sess.conn.Wait(ctx); err != nil {
 		sess.abandonCalls()
 		return err
 	}
-	done := make(chan struct{})
-	go func() { sess.runs.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		sess.abandonCalls()
-		return ctx.Err()
-	}
+	return nil
 }

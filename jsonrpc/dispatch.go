@@ -1,0 +1,214 @@
+package jsonrpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+)
+
+// maxIdleWorkers bounds the worker goroutines a connection keeps waiting
+// for requests. Reused workers keep their grown stacks and spare a
+// goroutine start per request.
+const maxIdleWorkers = 16
+
+// inflight is a request being handled. It is the request's context too:
+// Value finds the inflight (and so the connection) without another
+// allocation.
+type inflight struct {
+	context.Context
+	cancel context.CancelCauseFunc
+	conn   *Conn
+	req    *Request
+	method Method
+	batch  *batch
+
+	cancelled bool // the client cancelled it; guarded by conn.mu
+	responded bool // its response was sent (or suppressed); guarded by conn.mu
+}
+
+type inflightKey struct{}
+
+// Value returns the inflight for inflightKey, the connection for connKey,
+// and otherwise asks the parent context.
+func (e *inflight) Value(key any) any {
+	switch key.(type) {
+	case inflightKey:
+		return e
+	case connKey:
+		return e.conn
+	}
+	return e.Context.Value(key)
+}
+
+// dispatch runs a request's handler: inline, or on a worker goroutine. It
+// blocks while MaxInFlight requests are in flight (backpressure).
+func (c *Conn) dispatch(req *Request, m Method, b *batch) {
+	select {
+	case c.sem <- struct{}{}:
+	case <-c.done:
+		return
+	}
+	c.mu.Lock()
+	if _, dup := c.inflight[req.ID]; dup {
+		c.mu.Unlock()
+		<-c.sem
+		c.replyError(b, req.ID, req.Params, duplicateID(req.ID))
+		return
+	}
+	ctx, cancel := context.WithCancelCause(c.ctx)
+	e := &inflight{Context: ctx, cancel: cancel, conn: c, req: req, method: m, batch: b}
+	c.inflight[req.ID] = e
+	c.mu.Unlock()
+	b.expect()
+	if m.Inline {
+		c.run(e)
+		return
+	}
+	c.handlers.Add(1)
+	select {
+	case c.jobs <- e: // an idle worker took it
+	default:
+		go c.worker(e)
+	}
+}
+
+// worker runs requests until none is waiting and enough workers idle.
+// Inline requests are not counted in c.handlers: they run on the reader,
+// and Wait must not wait for a reader blocked writing to a stalled output.
+func (c *Conn) worker(e *inflight) {
+	for {
+		c.run(e)
+		c.handlers.Done()
+		if c.idle.Add(1) > maxIdleWorkers {
+			c.idle.Add(-1)
+			return
+		}
+		select {
+		case e = <-c.jobs:
+			c.idle.Add(-1)
+		case <-c.done:
+			c.idle.Add(-1)
+			return
+		}
+	}
+}
+
+// inFlight reports whether a request with this id is in flight.
+func (c *Conn) inFlight(id ID) bool {
+	c.mu.Lock()
+	_, ok := c.inflight[id]
+	c.mu.Unlock()
+	return ok
+}
+
+func duplicateID(id ID) *Error {
+	return NewError(CodeInvalidRequest, "Invalid Request: id "+id.String()+
+		" is already used by a request still in flight; use a new id for each request")
+}
+
+// finishInflight ends the request's time in the in-flight table: its id
+// may be reused from now on. owed reports whether this caller settles the
+// request's answer (false when Respond already did); send whether that
+// answer is a response (false when the client cancelled the request).
+func (c *Conn) finishInflight(e *inflight) (owed, send bool) {
+	c.mu.Lock()
+	if c.inflight[e.req.ID] == e {
+		delete(c.inflight, e.req.ID)
+	}
+	owed = !e.responded
+	send = owed && !e.cancelled
+	e.responded = true
+	c.mu.Unlock()
+	return owed, send
+}
+
+// Respond sends the response of the request whose context ctx is, at once,
+// before its handler returns; whatever the handler returns later is not
+// sent. The request's id may be reused from then on. Respond reports
+// whether the response was sent: false when the request was cancelled or
+// already answered, or ctx is not a request's context.
+func Respond(ctx context.Context, result any) bool {
+	e, ok := ctx.Value(inflightKey{}).(*inflight)
+	if !ok {
+		return false
+	}
+	owed, send := e.conn.finishInflight(e)
+	switch {
+	case send:
+		e.conn.deliver(e.batch, e.conn.encodeResponse(e.req, result, nil))
+	case owed:
+		e.conn.deliver(e.batch, nil) // cancelled: no response, but the batch is settled
+	}
+	return send
+}
+
+// run calls the handler and sends its response.
+func (c *Conn) run(e *inflight) {
+	req, m := e.req, e.method
+	result, err := c.call(e, req, m.Handler)
+	if m.Phase == PhaseHandshake && err == nil {
+		c.state.CompareAndSwap(int32(StateStarting), int32(StateInitializing))
+	}
+	owed, send := c.finishInflight(e)
+	e.cancel(nil)
+	<-c.sem
+	if !send || errors.Is(err, ErrNoResponse) {
+		if owed {
+			c.deliver(e.batch, nil) // settles the batch, if any
+		}
+		if m.CloseAfter {
+			c.Close()
+		}
+		return
+	}
+	frame := c.encodeResponse(req, result, err)
+	switch {
+	case m.CloseAfter && e.batch != nil:
+		e.batch.closeWhenAnswered() // closing now would drop the batch's answer
+		c.deliver(e.batch, frame)
+	case m.CloseAfter:
+		_ = c.wr.write(frame, true) // out before the close
+		c.Close()
+	default:
+		c.deliver(e.batch, frame)
+	}
+}
+
+// encodeResponse encodes a handler's outcome as a response frame.
+func (c *Conn) encodeResponse(req *Request, result any, err error) []byte {
+	if err != nil {
+		return c.encodeError(req.ID, req.Params, err)
+	}
+	frame, err := encodeResult(req.ID, result)
+	if err != nil {
+		c.log.Error("could not encode a result", "method", req.Method, "error", err)
+		frame = c.encodeError(req.ID, req.Params, NewError(CodeInternalError,
+			"Internal error: the result of "+quote(req.Method)+" could not be encoded as JSON"))
+	}
+	return frame
+}
+
+// call runs h, turning a panic into -32603.
+func (c *Conn) call(ctx context.Context, req *Request, h Handler) (result any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.log.Error("recovered from a panic in a request handler", "method", req.Method,
+				"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			result, err = nil, NewError(CodeInternalError, "Internal error: the server failed while handling "+
+				quote(req.Method)+"; it keeps serving")
+		}
+	}()
+	return h.Handle(ctx, req)
+}
+
+// notify runs a notification handler on the reading goroutine.
+func (c *Conn) notify(h NotificationHandler, n *Notification) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.log.Error("recovered from a panic in a notification handler", "method", n.Method,
+				"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		}
+	}()
+	h.HandleNotification(c.ctx, n)
+}
