@@ -28,11 +28,48 @@ const (
 // errTimeout is the cause of a handler context cancelled at its deadline.
 var errTimeout = errors.New("mcp: the tool's deadline passed")
 
-// callParams are the params of tools/call.
+// callParams are the params of tools/call, as raw JSON values.
 type callParams struct {
-	Name      json.RawMessage `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-	Meta      json.RawMessage `json:"_meta"`
+	Name      json.RawMessage
+	Arguments json.RawMessage
+	Meta      json.RawMessage
+}
+
+// parseCallParams reads the members of tools/call params (absent params
+// read as {}). Member names are matched exactly; a repeated member is
+// -32602, as is params that is not an object.
+func parseCallParams(params json.RawMessage) (callParams, error) {
+	var p callParams
+	if len(params) == 0 {
+		return p, nil
+	}
+	dup := ""
+	isObj := eachMember(params, func(key, value []byte) bool {
+		var slot *json.RawMessage
+		switch {
+		case keyIs(key, "name"):
+			slot = &p.Name
+		case keyIs(key, "arguments"):
+			slot = &p.Arguments
+		case keyIs(key, "_meta"):
+			slot = &p.Meta
+		default:
+			return true
+		}
+		if *slot != nil {
+			dup = string(key)
+			return false
+		}
+		*slot = value
+		return true
+	})
+	switch {
+	case !isObj:
+		return p, invalidParams("tools/call params must be an object {name, arguments?, _meta?}")
+	case dup != "":
+		return p, invalidParams("tools/call params has the member " + dup + " twice; send each member once")
+	}
+	return p, nil
 }
 
 // toolCall is one tools/call from step 3 on.
@@ -69,12 +106,12 @@ type handlerResult struct {
 func (sess *Session) handleCall(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	s := sess.srv
 	// Step 2: params shape.
-	var p callParams
-	if err := decodeParams(req.Params, &p); err != nil {
+	p, perr := parseCallParams(req.Params)
+	if perr != nil {
 		sess.protocolErrorRecord("", clientCorrelationID(req.Params))
-		return nil, err
+		return nil, perr
 	}
-	name, ok := unquoteName(p.Name)
+	name, ok := stringValue(p.Name)
 	switch {
 	case !ok:
 		sess.protocolErrorRecord("", clientCorrelationID(req.Params))
@@ -375,17 +412,6 @@ func errorCode(err error) string {
 		return ""
 	}
 	return string(core.AsError(err).Code)
-}
-
-func unquoteName(raw json.RawMessage) (string, bool) {
-	if len(raw) == 0 || raw[0] != '"' {
-		return "", false
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
 }
 
 func problemText(p schemaProblem) string {

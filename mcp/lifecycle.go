@@ -77,9 +77,8 @@ func (sess *Session) notInitialized(c *jsonrpc.Conn, req *jsonrpc.Request) *json
 		msg = "the session is not initialized yet: send notifications/initialized before " + quoteString(req.Method)
 	}
 	if req.Method == MethodToolsCall {
-		var p callParams
-		_ = json.Unmarshal(req.Params, &p)
-		name, _ := unquoteName(p.Name)
+		p, _ := parseCallParams(req.Params)
+		name, _ := stringValue(p.Name)
 		sess.protocolErrorRecord(name, sess.cid)
 	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeNotInitialized, Message: "Not initialized",
@@ -199,23 +198,23 @@ func clientCorrelationID(params json.RawMessage) string {
 	if len(params) == 0 || params[0] != '{' || !bytes.Contains(params, []byte(`"_meta"`)) {
 		return ""
 	}
-	var top map[string]json.RawMessage
-	if json.Unmarshal(params, &top) != nil {
-		return ""
-	}
-	metaRaw, ok := top["_meta"]
-	if !ok || !isObject(metaRaw) {
-		return ""
-	}
-	var meta map[string]json.RawMessage
-	if json.Unmarshal(metaRaw, &meta) != nil {
-		return ""
-	}
-	var cid string
-	if raw, ok := meta["correlationId"]; !ok || json.Unmarshal(raw, &cid) != nil {
-		return ""
-	}
-	if cid == "" || len(cid) > maxCorrelationBytes {
+	var meta []byte
+	eachMember(params, func(key, value []byte) bool {
+		if keyIs(key, "_meta") {
+			meta = value
+			return false
+		}
+		return true
+	})
+	cid := ""
+	eachMember(meta, func(key, value []byte) bool {
+		if keyIs(key, "correlationId") {
+			cid, _ = stringValue(value)
+			return false
+		}
+		return true
+	})
+	if len(cid) > maxCorrelationBytes {
 		return ""
 	}
 	return cid

@@ -159,9 +159,8 @@ type tpPending struct {
 	ch   chan json.RawMessage
 }
 
-// request sends a request with a fresh numeric id; params "" means none,
-// and a params value starting with "\x00" is sent as is after it (a raw
-// params text, possibly with odd whitespace).
+// request sends a request with a fresh numeric id and params, a raw JSON
+// text sent as is ("" for none).
 func (p *tpConn) request(method, params string) tpPending {
 	p.t.Helper()
 	id := strconv.FormatInt(p.nextID.Add(1), 10)
@@ -242,13 +241,6 @@ func (p *tpConn) finish() {
 			p.t.Fatalf("%d responses for id %s", n, id)
 		}
 	}
-}
-
-// responses returns how many responses arrived for the id.
-func (p *tpConn) responses(id string) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.counts[id]
 }
 
 func (p *tpConn) notifications() int {
@@ -656,10 +648,10 @@ func TestPropertyToolsListOrder(t *testing.T) {
 		if got := slices.Sorted(maps.Keys(model)); !slices.Equal(walk(nil), got) {
 			t.Fatalf("case %d: after the mid-walk changes the list is not the registered set %q", i, got)
 		}
-		// Every successful (un)registration sent the running session one
+		// The running session heard of the changes: at least one
 		// notifications/tools/list_changed, written before the last
-		// tools/list response.
-		if n := p.notifications(); n != mutations {
+		// tools/list response, and no more than one per change.
+		if n := p.notifications(); n > mutations || mutations > 0 && n == 0 {
 			t.Fatalf("case %d: %d notifications/tools/list_changed for %d changes", i, n, mutations)
 		}
 		p.finish()
@@ -1005,7 +997,7 @@ func tpCompileGen(cc *tpCompileCase, c fuzz.Continue) {
 			call.params = tpParams(name, `{"big":"`+strings.Repeat("é", tpCompileLimit/2+c.Intn(1000))+`"}`, "")
 			call.want = string(core.CodeResourceExhausted)
 		case 8: // big, under the limit
-			big := `"` + strings.Repeat("z", tpCompileLimit-200-c.Intn(2000)) + `"`
+			big := `"` + strings.Repeat("z", tpCompileLimit-1500-c.Intn(2000)) + `"`
 			if s.root.closed {
 				call.params, call.want = tpParams(name, `{"huge_extra":`+big+`}`, ""), string(core.CodeInvalidArgument)
 			} else {
