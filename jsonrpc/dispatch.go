@@ -143,6 +143,18 @@ func Respond(ctx context.Context, result any) bool {
 	return send
 }
 
+// CancelRequest cancels the context of the request whose context ctx is,
+// with cause, as a deadline inside the handler's layer would. Unlike
+// Conn.Cancel it does not suppress the response. It reports whether ctx is
+// a request's context.
+func CancelRequest(ctx context.Context, cause error) bool {
+	e, ok := ctx.Value(inflightKey{}).(*inflight)
+	if ok {
+		e.cancel(cause)
+	}
+	return ok
+}
+
 // run calls the handler and sends its response.
 func (c *Conn) run(e *inflight) {
 	req, m := e.req, e.method

@@ -82,9 +82,13 @@ type toolCall struct {
 	start   time.Time
 	rt      *registeredTool
 
-	reqCtx       context.Context         // the request's context (client cancel, disconnect)
-	cancel       context.CancelCauseFunc // cancels the handler's context
-	deadlineDone chan struct{}           // closed when the deadline timer's work is done
+	// The call is its handler's context: the request's context (cancelled
+	// by the client, the connection's end, or the deadline), plus the
+	// call's deadline and callInfo.
+	context.Context
+	info         callInfo
+	deadlineAt   time.Time
+	deadlineDone chan struct{} // closed when the deadline timer's work is done
 
 	mu       sync.Mutex // guards returned and expired
 	returned bool       // the handler returned (or never will run)
@@ -183,22 +187,22 @@ func (sess *Session) handleCall(ctx context.Context, req *jsonrpc.Request) (any,
 // when it fires first, the client gets TIMEOUT at once (jsonrpc.Respond)
 // while the handler runs on, holding its slot, until it returns.
 func (c *toolCall) run(ctx context.Context, args json.RawMessage) (any, error) {
-	hctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	c.reqCtx, c.cancel = ctx, cancel
+	c.Context = ctx
+	c.info = callInfo{runID: c.runID, correlationID: c.cid, tool: c.tool, session: c.sess}
 	c.deadlineDone = make(chan struct{})
+	c.deadlineAt = time.Now().Add(c.timeout())
 	timer := time.AfterFunc(c.timeout(), c.deadline)
 	// Step 8: exclusive lock; waiting counts against the deadline.
 	if c.rt.lock != nil {
 		select {
 		case c.rt.lock <- struct{}{}:
 			c.lockHeld = true
-		case <-hctx.Done():
+		case <-ctx.Done():
 			return c.settle(timer, handlerResult{}, false)
 		}
 	}
 	// Step 9: audit enter.
-	if err := c.auditEnter(hctx, args); err != nil {
+	if err := c.auditEnter(c, args); err != nil {
 		if c.stop(timer) {
 			c.release()
 			return nil, jsonrpc.ErrNoResponse // TIMEOUT was sent while waiting
@@ -209,10 +213,21 @@ func (c *toolCall) run(ctx context.Context, args json.RawMessage) (any, error) {
 	}
 	// Step 10: dispatch, panics recovered.
 	c.sess.track(c)
-	r := c.callHandler(withCallInfo(hctx, &callInfo{runID: c.runID, correlationID: c.cid, tool: c.tool, session: c.sess}), args)
+	r := c.callHandler(c, args)
 	c.sess.untrack(c)
 	return c.settle(timer, r, true)
 }
+
+// Value gives the handler's context its callInfo.
+func (c *toolCall) Value(key any) any {
+	if _, ok := key.(callInfoKey); ok {
+		return &c.info
+	}
+	return c.Context.Value(key)
+}
+
+// Deadline reports the call's deadline to the handler.
+func (c *toolCall) Deadline() (time.Time, bool) { return c.deadlineAt, true }
 
 // timeout is the call's deadline: the tool's own or tools.defaultTimeoutMs.
 func (c *toolCall) timeout() time.Duration {
@@ -234,11 +249,11 @@ func (c *toolCall) deadline() {
 	}
 	c.expired = true
 	c.mu.Unlock()
-	c.cancel(errTimeout)
+	jsonrpc.CancelRequest(c.Context, errTimeout)
 	ms := c.timeout().Milliseconds()
 	e := c.stamp(core.NewError(core.CodeTimeout, fmt.Sprintf("the tool did not finish within its %d ms deadline; "+
 		"it was asked to stop. Retry later or with less work", ms)).WithDetail("timeoutMs", ms))
-	if jsonrpc.Respond(c.reqCtx, json.RawMessage(toolErrorResult(e))) {
+	if jsonrpc.Respond(c.Context, json.RawMessage(toolErrorResult(e))) {
 		c.timeoutSent = true
 		c.resetExhaustion()
 		c.record(OutcomeTimeout, string(core.CodeTimeout), false)
@@ -271,8 +286,11 @@ func (c *toolCall) settle(timer *time.Timer, r handlerResult, ran bool) (any, er
 	switch {
 	case c.timeoutSent:
 		outcome = OutcomeLateCompleted
-	case c.reqCtx.Err() != nil:
-		outcome = abandonOutcome(context.Cause(c.reqCtx))
+	case c.Err() != nil:
+		outcome = abandonOutcome(context.Cause(c.Context))
+		if outcome == OutcomeTimeout { // the deadline cancelled, but the client cancelled first
+			outcome = OutcomeAborted
+		}
 	default:
 		if !ran { // impossible: the lock wait ends only by the lock or the context
 			c.release()

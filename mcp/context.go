@@ -20,10 +20,6 @@ type callInfo struct {
 
 type callInfoKey struct{}
 
-func withCallInfo(ctx context.Context, ci *callInfo) context.Context {
-	return context.WithValue(ctx, callInfoKey{}, ci)
-}
-
 func callInfoFrom(ctx context.Context) *callInfo {
 	ci, _ := ctx.Value(callInfoKey{}).(*callInfo)
 	return ci
