@@ -13,8 +13,21 @@ const (
 	errorMember  = `,"error":`
 )
 
-// encodeResult encodes a success response ending in "\n".
+// encodeResult encodes a success response ending in "\n". A
+// json.RawMessage result (the common case) is validated and compacted
+// straight into a frame of the right size.
 func encodeResult(id ID, result any) ([]byte, error) {
+	if raw, ok := result.(json.RawMessage); ok && len(raw) > 0 {
+		if !json.Valid(raw) {
+			return nil, errors.New("jsonrpc: the result is not valid JSON")
+		}
+		frame := make([]byte, 0, len(resultPrefix)+len(id.raw)+len(resultMember)+len(raw)+2)
+		frame = append(frame, resultPrefix...)
+		frame = id.appendJSON(frame)
+		frame = append(frame, resultMember...)
+		frame = appendCompact(frame, raw)
+		return append(frame, "}\n"...), nil
+	}
 	var buf bytes.Buffer
 	buf.Grow(64)
 	buf.WriteString(resultPrefix)
@@ -25,6 +38,32 @@ func encodeResult(id ID, result any) ([]byte, error) {
 	}
 	buf.WriteString("}\n")
 	return buf.Bytes(), nil
+}
+
+// appendCompact appends the valid JSON text src without the whitespace
+// outside its strings.
+func appendCompact(dst, src []byte) []byte {
+	inString, escaped := false, false
+	start := 0
+	for i, c := range src {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			dst = append(dst, src[start:i]...)
+			start = i + 1
+		}
+	}
+	return append(dst, src[start:]...)
 }
 
 // appendValue writes v as compact JSON: a json.RawMessage is compacted (and

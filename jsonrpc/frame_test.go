@@ -1,6 +1,8 @@
 package jsonrpc
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -56,6 +58,18 @@ func TestFramer(t *testing.T) {
 			if strings.Join(got, "|") != strings.Join(tt.want, "|") {
 				t.Errorf("%s (oneByte=%v): got %.100q, want %.100q", tt.name, oneByte, got, tt.want)
 			}
+		}
+	}
+}
+
+func TestAppendCompactMatchesEncodingJSON(t *testing.T) {
+	for _, in := range []string{`{}`, ` { "a" : [ 1 , "x y" , "q\" z" , "\\" ] }`, "[\n\t1,\r\n2 ]", `"  "`, `{"a":"\\\" "}`} {
+		var want bytes.Buffer
+		if err := json.Compact(&want, []byte(in)); err != nil {
+			t.Fatal(err)
+		}
+		if got := appendCompact(nil, []byte(in)); string(got) != want.String() {
+			t.Errorf("appendCompact(%q) = %q, want %q", in, got, want.String())
 		}
 	}
 }

@@ -114,3 +114,22 @@ func TestClientCorrelationID(t *testing.T) {
 		}
 	}
 }
+
+func TestAppendJSONStringRoundTrips(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	inputs := []string{"", `"`, `\`, "a\nb\tc\r\x00\x1f\x7f", `{"k":"v\"q"}`, "héllo 🎉 <&>", "\u2028"}
+	for range 2000 {
+		b := make([]rune, r.IntN(20))
+		for i := range b {
+			b[i] = rune(r.IntN(0x250))
+		}
+		inputs = append(inputs, string(b))
+	}
+	for _, in := range inputs {
+		out := appendJSONString(nil, []byte(in))
+		var got string
+		if err := json.Unmarshal(out, &got); err != nil || got != in {
+			t.Fatalf("appendJSONString(%q) = %s: decodes to %q, %v", in, out, got, err)
+		}
+	}
+}

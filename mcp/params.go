@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"sync"
 
 	"github.com/mcprt/mcprt/core"
 
@@ -79,15 +80,76 @@ func quoteString(s string) string {
 	return string(b)
 }
 
-// marshalCompact encodes v as compact JSON without HTML escaping.
+// marshalCompact encodes v as compact JSON without HTML escaping, into a
+// new slice of its own.
 func marshalCompact(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	e := getEncoder()
+	defer putEncoder(e)
+	js, err := e.encode(v)
+	if err != nil {
 		return nil, err
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	return append([]byte(nil), js...), nil
+}
+
+// pooledEncoder is a reusable JSON encoder without HTML escaping.
+type pooledEncoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var encoders = sync.Pool{New: func() any {
+	e := &pooledEncoder{}
+	e.enc = json.NewEncoder(&e.buf)
+	e.enc.SetEscapeHTML(false)
+	return e
+}}
+
+func getEncoder() *pooledEncoder { return encoders.Get().(*pooledEncoder) }
+
+func putEncoder(e *pooledEncoder) {
+	if e.buf.Cap() <= 64<<10 { // let huge buffers go
+		encoders.Put(e)
+	}
+}
+
+// encode returns v's compact JSON; the slice is valid until the encoder's
+// next use.
+func (e *pooledEncoder) encode(v any) ([]byte, error) {
+	e.buf.Reset()
+	if err := e.enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(e.buf.Bytes(), []byte("\n")), nil
+}
+
+// appendJSONString appends s as a JSON string: quotes, backslashes and
+// control characters escaped; everything else (valid UTF-8) as is.
+func appendJSONString(dst []byte, s []byte) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i, c := range s {
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		start = i + 1
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

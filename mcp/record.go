@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -97,7 +96,9 @@ func (c *toolCall) wrap(r handlerResult) (json.RawMessage, *core.Error) {
 	case CallToolResult:
 		return c.encodeFull(v, structured)
 	default:
-		js, err := marshalCompact(v)
+		e := getEncoder()
+		defer putEncoder(e)
+		js, err := e.encode(v)
 		if err != nil {
 			return nil, core.NewError(core.CodeInternal, "the tool's result cannot be encoded as JSON: "+err.Error()).
 				WithDetail("reason", "result_not_serializable")
@@ -105,18 +106,20 @@ func (c *toolCall) wrap(r handlerResult) (json.RawMessage, *core.Error) {
 		if e := c.checkOutput(js); e != nil {
 			return nil, e
 		}
-		text, _ := marshalCompact(string(js))
-		var b bytes.Buffer
-		b.Grow(len(js) + len(text) + 64)
-		b.WriteString(`{"content":[{"type":"text","text":`)
-		b.Write(text)
-		b.WriteString(`}]`)
-		if structured && isObject(js) {
-			b.WriteString(`,"structuredContent":`)
-			b.Write(js)
+		structured = structured && isObject(js)
+		size := 64 + len(js) + len(js)/8
+		if structured {
+			size += len(js)
 		}
-		b.WriteString(`,"isError":false}`)
-		out = b.Bytes()
+		out = make([]byte, 0, size)
+		out = append(out, `{"content":[{"type":"text","text":`...)
+		out = appendJSONString(out, js)
+		out = append(out, `}]`...)
+		if structured {
+			out = append(out, `,"structuredContent":`...)
+			out = append(out, js...)
+		}
+		out = append(out, `,"isError":false}`...)
 	}
 	return c.checkSize(out)
 }
