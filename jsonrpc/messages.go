@@ -93,16 +93,97 @@ type decoder struct {
 	dec *json.Decoder
 }
 
-// lineSource is an io.Reader over the line being decoded.
-type lineSource struct{ b []byte }
+// lineSource is an io.Reader over the line being decoded. It hands the
+// decoder the line with a space before each ',', ':' and '}' of the
+// top-level object (whitespace outside strings means nothing in JSON, and
+// member values keep their exact bytes). The space spares the decoder an
+// error value it would otherwise build and discard at the end of every
+// member name and value of compact JSON (encoding/json's scanner reports
+// "invalid character after top-level value" to find where a value ends).
+type lineSource struct {
+	b        []byte
+	depth    int  // container depth outside strings
+	inString bool // inside a string
+	escaped  bool // after a backslash inside a string
+	pending  byte // the byte owed after an inserted space; 0 when none
+}
+
+func (s *lineSource) reset(line []byte) {
+	*s = lineSource{b: line}
+}
 
 func (s *lineSource) Read(p []byte) (int, error) {
-	if len(s.b) == 0 {
+	n := 0
+	if s.pending != 0 && len(p) > 0 {
+		p[0], s.pending = s.pending, 0
+		n = 1
+	}
+	for n < len(p) && len(s.b) > 0 {
+		lim := min(len(s.b), len(p)-n)
+		i, insert := s.scan(s.b[:lim])
+		n += copy(p[n:], s.b[:i])
+		if !insert {
+			s.b = s.b[i:]
+			continue
+		}
+		// s.b[i] gets a space before it; i < lim leaves room for the space.
+		p[n] = ' '
+		n++
+		if n < len(p) {
+			p[n] = s.b[i]
+			n++
+		} else {
+			s.pending = s.b[i]
+		}
+		s.b = s.b[i+1:]
+	}
+	if n == 0 {
 		return 0, io.EOF
 	}
-	n := copy(p, s.b)
-	s.b = s.b[n:]
 	return n, nil
+}
+
+// scan advances the string and depth state over b and returns the number
+// of bytes that pass unchanged, and whether the byte after them needs a
+// space before it (its state is already accounted for).
+func (s *lineSource) scan(b []byte) (int, bool) {
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if s.inString {
+			if s.escaped {
+				s.escaped = false
+				continue
+			}
+			// Jump to the next quote or backslash.
+			j := bytes.IndexAny(b[i:], "\"\\")
+			if j < 0 {
+				return len(b), false
+			}
+			i += j
+			if b[i] == '\\' {
+				s.escaped = true
+			} else {
+				s.inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			s.inString = true
+		case '{', '[':
+			s.depth++
+		case '}', ']':
+			s.depth--
+			if s.depth == 0 {
+				return i, true
+			}
+		case ',', ':':
+			if s.depth == 1 {
+				return i, true
+			}
+		}
+	}
+	return len(b), false
 }
 
 func (d *decoder) decode(line []byte) (Message, *DecodeError) {
@@ -113,10 +194,11 @@ func (d *decoder) decode(line []byte) (Message, *DecodeError) {
 		d.dec = json.NewDecoder(&d.src)
 		d.dec.UseNumber() // a top-level 1e700 is valid JSON (-32600), not a float64 overflow (-32700)
 	}
-	d.src.b = line
+	d.src.reset(line)
 	msg, derr := decodeTop(d.dec)
-	if derr != nil || len(d.src.b) != 0 {
-		d.dec, d.src.b = nil, nil
+	if derr != nil || len(d.src.b) != 0 || d.src.pending != 0 {
+		d.dec = nil
+		d.src.reset(nil)
 	}
 	return msg, derr
 }
