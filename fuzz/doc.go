@@ -32,6 +32,11 @@
 //     carrying an integer code, a string message and a non-empty
 //     data.correlationId, and no more response lines than input lines that
 //     call for one.
+//   - FuzzToolCall turns arbitrary bytes into the params (or the name and
+//     arguments) of a tools/call sent to a TEST-mode server with the
+//     fixture tools: exactly one compact response (a -32602 error, or a
+//     CallToolResult whose tool errors carry the full StructuredError) and
+//     exactly one final completion record per call.
 //
 // Seed inputs are added in code (f.Add) and committed under
 // testdata/fuzz/<FuzzName>/ in the go test fuzz v1 format; plain go test

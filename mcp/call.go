@@ -129,7 +129,7 @@ func (sess *Session) handleCall(ctx context.Context, req *jsonrpc.Request) (any,
 	}
 	// Step 3: ids.
 	c := &toolCall{sess: sess, tool: name, start: s.clock.Now(), runID: s.ids.NewID(),
-		cid: clientCorrelationID(req.Params)}
+		cid: metaCorrelationID(p.Meta)}
 	if c.cid == "" {
 		c.cid = s.ids.NewID()
 	}
@@ -299,10 +299,13 @@ func (c *toolCall) settle(timer *time.Timer, r handlerResult, ran bool) (any, er
 		return c.finish(r)
 	}
 	if !ran {
+		// The handler never ran. A timed-out lock wait still ends with
+		// late_completed, so every timed-out call has its two records.
 		c.release()
-		if outcome != OutcomeLateCompleted { // a timed-out lock wait has only its timeout record
-			c.record(OutcomeAborted, "", true)
+		if outcome != OutcomeLateCompleted {
+			outcome = OutcomeAborted
 		}
+		c.record(outcome, "", true)
 		return nil, jsonrpc.ErrNoResponse
 	}
 	c.auditExit(r, outcome)

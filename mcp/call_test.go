@@ -275,6 +275,17 @@ func TestExclusiveAndAudit(t *testing.T) {
 	if n, _ := sink.counts(); n != 1 {
 		t.Fatalf("audit enter ran for a call that never got the lock")
 	}
+	// The lock wait that timed out still gets both records of a timed-out
+	// call: timeout, then late_completed.
+	waitFor(t, func() bool {
+		var seq []string
+		for _, r := range c.logBuf.records() {
+			if r["tool"] == "excl" {
+				seq = append(seq, r["outcome"].(string))
+			}
+		}
+		return strings.Join(seq, ",") == "timeout,late_completed" || strings.Join(seq, ",") == "timeout,timeout,late_completed"
+	})
 	close(gate)
 	c.expect() // call 1: it too timed out at 100ms, or finished
 	waitFor(t, func() bool { n, x := sink.counts(); return n == x })

@@ -108,6 +108,7 @@ func TestClientCorrelationID(t *testing.T) {
 		`{"_meta":{"correlationId":"` + string(long) + `"}}`:     "",
 		`{"_meta":{"correlationId":"` + string(long[1:]) + `"}}`: string(long[1:]),
 		`[{"_meta":{"correlationId":"abc"}}]`:                    "",
+		`{"\u005fmeta":{"correlation\u0049d":"esc"}}`:            "esc",
 	} {
 		if got := clientCorrelationID(json.RawMessage(in)); got != want {
 			t.Errorf("clientCorrelationID(%.60s) = %q, want %q", in, got, want)

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -195,9 +194,6 @@ var errCancelledByClient = errors.New("mcp: the client cancelled the request")
 // non-empty string of at most 128 bytes, else "". Member names are matched
 // exactly.
 func clientCorrelationID(params json.RawMessage) string {
-	if len(params) == 0 || params[0] != '{' || !bytes.Contains(params, []byte(`"_meta"`)) {
-		return ""
-	}
 	var meta []byte
 	eachMember(params, func(key, value []byte) bool {
 		if keyIs(key, "_meta") {
@@ -206,6 +202,12 @@ func clientCorrelationID(params json.RawMessage) string {
 		}
 		return true
 	})
+	return metaCorrelationID(meta)
+}
+
+// metaCorrelationID returns _meta.correlationId from a raw _meta object
+// when it is a non-empty string of at most 128 bytes, else "".
+func metaCorrelationID(meta []byte) string {
 	cid := ""
 	eachMember(meta, func(key, value []byte) bool {
 		if keyIs(key, "correlationId") {
