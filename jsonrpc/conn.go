@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Options configures a connection. The zero value of each field means its
@@ -50,10 +51,14 @@ type Conn struct {
 	done     chan struct{} // closed by Close
 	once     sync.Once
 	handlers sync.WaitGroup // requests whose handler has not returned
-	jobs     chan *inflight // hands requests to idle workers
-	idle     atomic.Int32   // workers waiting on jobs
-	nextID   atomic.Int64
-	dec      decoder // the reader's envelope decoder, reused line after line
+	served   chan error     // the last reader's result, for Serve
+
+	handoff      *time.Timer // makes a new reader when a handler runs long
+	handoffMu    sync.Mutex  // guards handoffSeq and handoffToken
+	handoffSeq   uint64      // the last arming's token
+	handoffToken uint64      // the arming the timer is for; 0 when disarmed
+	nextID       atomic.Int64
+	dec          decoder // the reader's envelope decoder, reused line after line
 
 	wr *writer // the one write path
 
@@ -94,9 +99,11 @@ func NewConn(r io.Reader, w io.Writer, router *Router, opts Options) *Conn {
 		sem:      make(chan struct{}, opts.MaxInFlight),
 		done:     make(chan struct{}),
 		inflight: map[ID]*inflight{},
-		jobs:     make(chan *inflight),
+		served:   make(chan error, 1),
 		pending:  map[ID]chan *Response{},
 	}
+	c.handoff = time.AfterFunc(time.Hour, c.handOff)
+	c.handoff.Stop()
 	c.wr = newWriter(w, func(err error) {
 		c.log.Error("cannot write to the output; closing the connection", "error", err.Error())
 		go c.Close()
@@ -126,14 +133,25 @@ func (c *Conn) Serve(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, c.Close)
 	defer stop()
 	defer c.Close()
+	go c.readLoop()
+	return <-c.served
+}
+
+// readLoop reads and handles lines while its goroutine is the reader: it
+// returns when the input ends (reporting to Serve) or when a hand-off made
+// another goroutine the reader (see dispatch).
+func (c *Conn) readLoop() {
 	for {
 		line, err := c.framer.Next()
 		if c.State() == StateClosed {
-			return nil
+			c.served <- nil
+			return
 		}
 		switch {
 		case err == nil:
-			c.handleLine(line)
+			if !c.handleLine(line) {
+				return
+			}
 		case errors.Is(err, ErrLineTooLong):
 			c.log.Warn("discarded a message over the size limit", "limit", c.opts.MaxMessageBytes)
 			e := &Error{Code: CodeInvalidRequest, Message: "Invalid Request: the message is longer than " +
@@ -143,11 +161,14 @@ func (c *Conn) Serve(ctx context.Context) error {
 			c.replyError(nil, ID{}, nil, e)
 		case errors.Is(err, ErrPartialLine):
 			c.log.Warn("input ended in the middle of a line; the fragment was discarded")
-			return nil
+			c.served <- nil
+			return
 		case err == io.EOF:
-			return nil
+			c.served <- nil
+			return
 		default:
-			return fmt.Errorf("jsonrpc: reading input: %w", err)
+			c.served <- fmt.Errorf("jsonrpc: reading input: %w", err)
+			return
 		}
 	}
 }
@@ -192,19 +213,20 @@ func (c *Conn) Cancel(id ID, cause error) bool {
 	return ok
 }
 
-// handleLine decodes one line and routes what it holds.
-func (c *Conn) handleLine(line []byte) {
+// handleLine decodes one line and routes what it holds. It reports
+// whether the calling goroutine is still the reader.
+func (c *Conn) handleLine(line []byte) bool {
 	if isBatch(line) {
 		c.handleBatch(line)
-		return
+		return true
 	}
 	msg, derr := c.dec.decode(line)
 	if derr != nil {
 		c.log.Debug("rejected a message", "code", derr.Err.Code, "error", derr.Err.Message)
 		c.replyError(nil, derr.ID, derr.Params, derr.Err)
-		return
+		return true
 	}
-	c.route(msg, nil)
+	return c.route(msg, nil)
 }
 
 // correlationFor returns the correlation id for error data: the client's,

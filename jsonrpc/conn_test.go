@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -381,5 +382,36 @@ func TestCloseStopsOutput(t *testing.T) {
 	}
 	if err := p.c.Notify("x", nil); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Notify after close: %v", err)
+	}
+}
+
+// TestHandoffUnderLoad mixes handlers slower and faster than the hand-off:
+// the reader role passes between goroutines many times, yet every request
+// gets exactly one response and (under -race) no two goroutines read at
+// once.
+func TestHandoffUnderLoad(t *testing.T) {
+	r := testRouter()
+	r.Handle("nap", Method{Handler: HandlerFunc(func(_ context.Context, req *Request) (any, error) {
+		var us int
+		_ = json.Unmarshal(req.Params, &[]any{&us})
+		time.Sleep(time.Duration(us) * time.Microsecond)
+		return us, nil
+	})})
+	p := newPipeConn(t, r, Options{})
+	const n = 300
+	go func() {
+		for i := range n {
+			us := []int{0, 50, 150, 400, 2000}[i%5]
+			p.send(t, `{"jsonrpc":"2.0","id":`+strconv.Itoa(i)+`,"method":"nap","params":[`+strconv.Itoa(us)+`]}`)
+		}
+	}()
+	seen := map[string]bool{}
+	for range n {
+		var m struct{ ID json.RawMessage }
+		line := p.expect(t)
+		if err := json.Unmarshal([]byte(line), &m); err != nil || seen[string(m.ID)] {
+			t.Fatalf("bad or repeated response %s", line)
+		}
+		seen[string(m.ID)] = true
 	}
 }

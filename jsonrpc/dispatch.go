@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"time"
 )
 
-// maxIdleWorkers bounds the worker goroutines a connection keeps waiting
-// for requests. Reused workers keep their grown stacks and spare a
-// goroutine start per request.
-const maxIdleWorkers = 16
+// handoffAfter is how long the reader runs a request's handler itself
+// before a new goroutine takes over the reading. Most handlers finish well
+// within it, and then a request costs no goroutine and no hand-off between
+// threads; a slower one delays the next line by at most this much.
+const handoffAfter = 100 * time.Microsecond
 
 // inflight is a request being handled. It is the request's context too:
 // Value finds the inflight (and so the connection) without another
@@ -41,56 +43,87 @@ func (e *inflight) Value(key any) any {
 	return e.Context.Value(key)
 }
 
-// dispatch runs a request's handler: inline, or on a worker goroutine. It
-// blocks while MaxInFlight requests are in flight (backpressure).
-func (c *Conn) dispatch(req *Request, m Method, b *batch) {
+// dispatch runs a request's handler. It blocks while MaxInFlight requests
+// are in flight (backpressure). Inline methods run on the reader; other
+// requests run on the reader too, until handoffAfter passes, when a new
+// goroutine becomes the reader and this one finishes the handler alone
+// (a slow tool never blocks ping). Elements of a batch run on goroutines of
+// their own. dispatch reports whether the caller is still the reader.
+func (c *Conn) dispatch(req *Request, m Method, b *batch) bool {
 	select {
 	case c.sem <- struct{}{}:
 	case <-c.done:
-		return
+		return true
 	}
 	c.mu.Lock()
 	if _, dup := c.inflight[req.ID]; dup {
 		c.mu.Unlock()
 		<-c.sem
 		c.replyError(b, req.ID, req.Params, duplicateID(req.ID))
-		return
+		return true
 	}
 	ctx, cancel := context.WithCancelCause(c.ctx)
 	e := &inflight{Context: ctx, cancel: cancel, conn: c, req: req, method: m, batch: b}
 	c.inflight[req.ID] = e
 	c.mu.Unlock()
 	b.expect()
-	if m.Inline {
+	switch {
+	case m.Inline:
 		c.run(e)
-		return
+		return true
+	case b != nil:
+		c.handlers.Add(1)
+		go func() {
+			defer c.handlers.Done()
+			c.run(e)
+		}()
+		return true
 	}
 	c.handlers.Add(1)
-	select {
-	case c.jobs <- e: // an idle worker took it
-	default:
-		go c.worker(e)
-	}
+	token := c.armHandoff()
+	c.run(e)
+	c.handlers.Done()
+	return c.disarmHandoff(token)
 }
 
-// worker runs requests until none is waiting and enough workers idle.
-// Inline requests are not counted in c.handlers: they run on the reader,
-// and Wait must not wait for a reader blocked writing to a stalled output.
-func (c *Conn) worker(e *inflight) {
-	for {
-		c.run(e)
-		c.handlers.Done()
-		if c.idle.Add(1) > maxIdleWorkers {
-			c.idle.Add(-1)
-			return
-		}
-		select {
-		case e = <-c.jobs:
-			c.idle.Add(-1)
-		case <-c.done:
-			c.idle.Add(-1)
-			return
-		}
+// armHandoff starts the hand-off timer for the reader's current handler and
+// returns the arming's token.
+func (c *Conn) armHandoff() uint64 {
+	c.handoffMu.Lock()
+	c.handoffSeq++
+	token := c.handoffSeq
+	c.handoffToken = token
+	c.handoffMu.Unlock()
+	c.handoff.Reset(handoffAfter)
+	return token
+}
+
+// disarmHandoff stops the hand-off after the handler returned. It reports
+// whether the caller is still the reader: false when the hand-off took its
+// token and started a new reader.
+func (c *Conn) disarmHandoff(token uint64) bool {
+	c.handoffMu.Lock()
+	mine := c.handoffToken == token
+	if mine {
+		c.handoffToken = 0
+	}
+	c.handoffMu.Unlock()
+	if mine {
+		c.handoff.Stop()
+	}
+	return mine
+}
+
+// handOff runs when the timer fires: if an arming is still current, a new
+// goroutine takes over the reading. A stale firing (its arming already
+// disarmed) does nothing, or at worst hands off a later arming early.
+func (c *Conn) handOff() {
+	c.handoffMu.Lock()
+	fire := c.handoffToken != 0
+	c.handoffToken = 0
+	c.handoffMu.Unlock()
+	if fire {
+		go c.readLoop()
 	}
 }
 

@@ -155,11 +155,13 @@ func (r *Router) HandleNotification(method string, n Notify) {
 }
 
 // route is the state machine: the one place that decides what a message
-// means in the connection's current state.
-func (c *Conn) route(msg Message, b *batch) {
+// means in the connection's current state. It reports whether the calling
+// goroutine is still the connection's reader (see dispatch).
+func (c *Conn) route(msg Message, b *batch) (reader bool) {
+	reader = true
 	st := c.State()
 	if st == StateClosed {
-		return
+		return reader
 	}
 	r := c.router
 	switch m := msg.(type) {
@@ -173,23 +175,23 @@ func (c *Conn) route(msg Message, b *batch) {
 		case r.cfg.Stateless != nil && r.cfg.Stateless(m):
 			if !known {
 				c.replyError(b, m.ID, m.Params, methodNotFound(m.Method))
-				return
+				return reader
 			}
-			c.dispatch(m, meth, b)
+			reader = c.dispatch(m, meth, b)
 		case known && meth.Phase == PhaseAlways:
-			c.dispatch(m, meth, b)
+			reader = c.dispatch(m, meth, b)
 		case known && meth.Phase == PhaseHandshake:
 			if st != StateStarting {
 				c.replyError(b, m.ID, m.Params, c.alreadyInitialized(m))
-				return
+				return reader
 			}
-			c.dispatch(m, meth, b)
+			reader = c.dispatch(m, meth, b)
 		case st != StateRunning:
 			c.replyError(b, m.ID, nil, c.notInitialized(m))
 		case !known:
 			c.replyError(b, m.ID, m.Params, methodNotFound(m.Method))
 		default:
-			c.dispatch(m, meth, b)
+			reader = c.dispatch(m, meth, b)
 		}
 	case *Notification:
 		if m.Method == r.cfg.Initialized && r.cfg.Initialized != "" {
@@ -208,12 +210,13 @@ func (c *Conn) route(msg Message, b *batch) {
 			if m.Method != r.cfg.Initialized {
 				c.log.Debug("ignored notification", "method", m.Method, "state", c.State().String())
 			}
-			return
+			return reader
 		}
 		c.notify(n.Handler, m)
 	case *Response:
 		c.deliverResponse(m)
 	}
+	return reader
 }
 
 func methodNotFound(method string) *Error {
