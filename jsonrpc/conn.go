@@ -142,7 +142,17 @@ func (c *Conn) Serve(ctx context.Context) error {
 // another goroutine the reader (see dispatch).
 func (c *Conn) readLoop() {
 	for {
+		// Responses gather while more input is already buffered and go
+		// out in one write before the reader waits for input.
+		if c.framer.Buffered() == 0 {
+			c.wr.uncork()
+		}
 		line, err := c.framer.Next()
+		if err != nil {
+			c.wr.uncork()
+		} else if c.framer.Buffered() > 0 {
+			c.wr.cork()
+		}
 		if c.State() == StateClosed {
 			c.served <- nil
 			return

@@ -182,7 +182,7 @@ func (b *batch) finish(frame []byte) {
 		out = append(out, f...)
 	}
 	out = append(out, "]\n"...)
-	b.c.write(out)
+	_ = b.c.wr.write(out, closeAfter) // before a close, the answer must be out
 }
 
 // handleBatch processes a JSON array line per JSON-RPC 2.0.

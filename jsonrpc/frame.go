@@ -65,6 +65,9 @@ func (f *Framer) Next() ([]byte, error) {
 	}
 }
 
+// Buffered returns the number of input bytes read but not yet returned.
+func (f *Framer) Buffered() int { return f.r.Buffered() }
+
 // readLine returns one line without its '\n'.
 func (f *Framer) readLine() ([]byte, error) {
 	chunk, err := f.r.ReadSlice('\n')

@@ -73,3 +73,37 @@ func TestAppendCompactMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// chunkRecorder records the size of every write call.
+type chunkRecorder struct{ writes [][]byte }
+
+func (c *chunkRecorder) Write(p []byte) (int, error) {
+	c.writes = append(c.writes, append([]byte(nil), p...))
+	return len(p), nil
+}
+
+func TestWriteFramesKeepsFramesWholeWithinPipeBuf(t *testing.T) {
+	var frames []byte
+	sizes := []int{10, 4000, 50, 5000, 30, 4096, 1, 2000, 2095}
+	for _, n := range sizes {
+		frames = append(frames, bytes.Repeat([]byte("x"), n-1)...)
+		frames = append(frames, '\n')
+	}
+	var rec chunkRecorder
+	if err := writeFrames(&rec, frames); err != nil {
+		t.Fatal(err)
+	}
+	var joined []byte
+	for _, w := range rec.writes {
+		if w[len(w)-1] != '\n' {
+			t.Fatalf("a write ends inside a frame: %d bytes", len(w))
+		}
+		if len(w) > pipeBuf && bytes.Count(w, []byte("\n")) > 1 {
+			t.Fatalf("a write of %d bytes holds several frames", len(w))
+		}
+		joined = append(joined, w...)
+	}
+	if !bytes.Equal(joined, frames) {
+		t.Fatal("frames changed on the way")
+	}
+}

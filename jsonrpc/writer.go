@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"io"
 	"sync"
 )
@@ -23,6 +24,7 @@ type writer struct {
 	batch    []byte    // frames waiting for the writing caller; guarded by mu
 	spare    []byte    // a drained batch kept for reuse; guarded by mu
 	flushing bool      // a caller is writing; guarded by mu
+	corked   bool      // the reader has more input buffered: gather frames; guarded by mu
 	closed   bool      // nothing more is written; guarded by mu
 	err      error     // the write error that closed the writer; guarded by mu
 }
@@ -42,7 +44,7 @@ func (w *writer) write(frame []byte, wait bool) error {
 		w.mu.Unlock()
 		return ErrClosed
 	}
-	if w.flushing {
+	if w.flushing || (w.corked && !wait) {
 		w.batch = append(w.batch, frame...)
 		if !wait {
 			w.mu.Unlock()
@@ -56,6 +58,10 @@ func (w *writer) write(frame []byte, wait bool) error {
 			w.mu.Unlock()
 			return err
 		}
+		return w.flushLocked(nil)
+	}
+	if len(w.batch) > 0 { // corked frames go first, in order
+		w.batch = append(w.batch, frame...)
 		return w.flushLocked(nil)
 	}
 	return w.flushLocked(frame)
@@ -76,7 +82,7 @@ func (w *writer) flushLocked(first []byte) error {
 			w.batch = w.spare[:0]
 		}
 		w.mu.Unlock()
-		_, err = w.out.Write(out)
+		err = writeFrames(w.out, out)
 		w.mu.Lock()
 		if first == nil || &out[0] != &first[0] {
 			if cap(out) <= maxSpare {
@@ -98,6 +104,55 @@ func (w *writer) flushLocked(first []byte) error {
 		w.onError(err)
 	}
 	return err
+}
+
+// cork makes writes gather in the batch instead of being written, while
+// the reader works through input it already has (pipelined requests): the
+// batch then goes out in one write when the reader uncorks.
+func (w *writer) cork() {
+	w.mu.Lock()
+	w.corked = true
+	w.mu.Unlock()
+}
+
+// uncork writes what gathered; the reader calls it before it waits for
+// input.
+func (w *writer) uncork() {
+	w.mu.Lock()
+	w.corked = false
+	if w.flushing || w.closed || len(w.batch) == 0 {
+		w.mu.Unlock()
+		return
+	}
+	_ = w.flushLocked(nil)
+}
+
+// pipeBuf is the size up to which a write to a pipe is atomic (POSIX
+// PIPE_BUF on Linux): a reader never sees part of it.
+const pipeBuf = 4096
+
+// writeFrames writes whole frames in calls of at most pipeBuf bytes where
+// it can, so that a write cut short (a stalled reader, an exit) never
+// leaves half a frame on the output. A frame longer than pipeBuf is
+// written alone.
+func writeFrames(out io.Writer, frames []byte) error {
+	for len(frames) > 0 {
+		n := len(frames)
+		if n > pipeBuf {
+			n = bytes.LastIndexByte(frames[:pipeBuf], '\n') + 1
+			if n == 0 { // the first frame is longer than pipeBuf
+				n = bytes.IndexByte(frames, '\n') + 1
+				if n == 0 {
+					n = len(frames)
+				}
+			}
+		}
+		if _, err := out.Write(frames[:n]); err != nil {
+			return err
+		}
+		frames = frames[n:]
+	}
+	return nil
 }
 
 // close stops all writing: frames not yet written are dropped. A write in
