@@ -74,9 +74,19 @@ func (w *LogWriter) Write(p []byte) (int, error) {
 		}
 	}
 	w.buf = append(w.buf, p...)
+	if len(w.buf) >= flushAt && !w.busy {
+		select { // a full block: write it now rather than grow the buffer
+		case w.kick <- struct{}{}:
+		default:
+		}
+	}
 	w.mu.Unlock()
 	return len(p), nil
 }
+
+// flushAt is the buffer size at which the flusher is woken before its
+// interval ends, which keeps the buffer small under a flood of records.
+const flushAt = 32 << 10
 
 // Flush writes everything buffered so far and returns the write's error.
 func (w *LogWriter) Flush() error {

@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -34,6 +35,9 @@ import (
 
 // version is the build's version, set with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
+
+// defaultGCPercent is the GC target when GOGC is not set.
+const defaultGCPercent = 50
 
 // Exit codes (SPEC §4.2).
 const (
@@ -48,6 +52,11 @@ const (
 
 func main() {
 	signal.Ignore(syscall.SIGPIPE) // a closed stdout becomes a write error, not a kill
+	if os.Getenv("GOGC") == "" {
+		// The live heap is tiny and the garbage short-lived: a lower GC
+		// target keeps the resident set small for a little GC work.
+		debug.SetGCPercent(defaultGCPercent)
+	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ()))
 }
 
