@@ -1,7 +1,8 @@
 package core
 
 import (
-	"crypto/rand"
+	"encoding/binary"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,46 +16,22 @@ type IDGenerator interface {
 	NewID() string
 }
 
-// uuidChunk is how many bytes of randomness a UUIDGenerator buffer holds:
-// enough for 256 UUIDs per read from crypto/rand.
-const uuidChunk = 16 * 256
-
-// randBuf is a buffer of crypto/rand bytes; off is the first unused byte.
-type randBuf struct {
-	b   [uuidChunk]byte
-	off int
-}
-
 // UUIDGenerator makes random RFC 4122 (RFC 9562) version 4 UUIDs: 36
-// lowercase characters, 122 random bits from crypto/rand. Its zero value is
-// ready to use; it must not be copied after first use.
+// lowercase characters, 122 random bits. Its zero value is ready to use and
+// it is safe for concurrent use.
 //
-// For speed it reads crypto/rand in chunks of 4 KiB (256 UUIDs) into buffers
-// kept in a sync.Pool, so concurrent callers on different Ps neither share a
-// lock nor make a system call per id. Each random byte is used once: a
-// buffer is owned by one caller between Get and Put, and a buffer the pool
-// drops is simply discarded.
-type UUIDGenerator struct {
-	pool sync.Pool // of *randBuf
-}
+// The bits come from math/rand/v2's top-level generator: the runtime's
+// per-thread ChaCha8 stream, seeded from the operating system's entropy.
+// Identifiers must be unique and hard to guess, not secret; this gives both
+// without a lock or a system call per id.
+type UUIDGenerator struct{}
 
 // NewID returns a new random version 4 UUID, e.g.
 // "f47ac10b-58cc-4372-a567-0e02b2c3d479".
 func (g *UUIDGenerator) NewID() string {
-	rb, _ := g.pool.Get().(*randBuf)
-	if rb == nil {
-		rb = &randBuf{off: uuidChunk}
-	}
-	if rb.off == uuidChunk {
-		// crypto/rand.Read never fails (the runtime aborts if the OS
-		// cannot supply randomness).
-		_, _ = rand.Read(rb.b[:])
-		rb.off = 0
-	}
 	var u [16]byte
-	copy(u[:], rb.b[rb.off:rb.off+16])
-	rb.off += 16
-	g.pool.Put(rb)
+	binary.LittleEndian.PutUint64(u[:8], rand.Uint64())
+	binary.LittleEndian.PutUint64(u[8:], rand.Uint64())
 	u[6] = u[6]&0x0f | 0x40 // version 4
 	u[8] = u[8]&0x3f | 0x80 // variant 10xx
 	return formatUUID(&u)
