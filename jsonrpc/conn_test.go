@@ -34,6 +34,8 @@ func testRouter() *Router {
 		func(context.Context, *Request) (any, error) { panic("kaboom") })})
 	r.Handle("silent", Method{Inline: true, Handler: inline(
 		func(context.Context, *Request) (any, error) { return nil, ErrNoResponse })})
+	r.Handle("compact", Method{Inline: true, Handler: inline(
+		func(context.Context, *Request) (any, error) { return CompactJSON(`{"a":[1,"x y"]}`), nil })})
 	r.Handle("unencodable", Method{Inline: true, Handler: inline(
 		func(context.Context, *Request) (any, error) { return func() {}, nil })})
 	return r
@@ -140,6 +142,7 @@ func TestGoldenWire(t *testing.T) {
 		{"handler error", StateRunning, false, `{"jsonrpc":"2.0","id":1,"method":"fail"}` + "\n", errLine("1", "-32603", testCID)},
 		{"panic then serve", StateRunning, false, `{"jsonrpc":"2.0","id":1,"method":"panic"}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"ping"}` + "\n", errLine("1", "-32603", testCID) + okID("2")},
 		{"unencodable result", StateRunning, false, `{"jsonrpc":"2.0","id":1,"method":"unencodable"}` + "\n", errLine("1", "-32603", testCID)},
+		{"compact result sent as is", StateRunning, false, `{"jsonrpc":"2.0","id":1,"method":"compact"}` + "\n", `{"jsonrpc":"2.0","id":1,"result":{"a":[1,"x y"]}}` + "\n"},
 		{"no response", StateRunning, false, `{"jsonrpc":"2.0","id":1,"method":"silent"}` + "\n", ""},
 		{"params echoed compact", StateRunning, false, `{"jsonrpc":"2.0","id":1,"method":"echo","params":{ "a" : [ 1, 2 ] }}` + "\n", `{"jsonrpc":"2.0","id":1,"result":{"a":[1,2]}}` + "\n"},
 		// Notifications never get a response.

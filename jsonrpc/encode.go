@@ -13,10 +13,24 @@ const (
 	errorMember  = `,"error":`
 )
 
+// CompactJSON is a handler result that is already valid, compact JSON (no
+// whitespace outside strings), as an encoder made it: the connection sends
+// it without checking it again. Anything else belongs in a json.RawMessage,
+// which is validated and compacted.
+type CompactJSON []byte
+
 // encodeResult encodes a success response ending in "\n". A
 // json.RawMessage result (the common case) is validated and compacted
 // straight into a frame of the right size.
 func encodeResult(id ID, result any) ([]byte, error) {
+	if c, ok := result.(CompactJSON); ok && len(c) > 0 {
+		frame := make([]byte, 0, len(resultPrefix)+len(id.raw)+len(resultMember)+len(c)+2)
+		frame = append(frame, resultPrefix...)
+		frame = id.appendJSON(frame)
+		frame = append(frame, resultMember...)
+		frame = append(frame, c...)
+		return append(frame, "}\n"...), nil
+	}
 	if raw, ok := result.(json.RawMessage); ok && len(raw) > 0 {
 		if !json.Valid(raw) {
 			return nil, errors.New("jsonrpc: the result is not valid JSON")

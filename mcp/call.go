@@ -253,7 +253,7 @@ func (c *toolCall) deadline() {
 	ms := c.timeout().Milliseconds()
 	e := c.stamp(core.NewError(core.CodeTimeout, fmt.Sprintf("the tool did not finish within its %d ms deadline; "+
 		"it was asked to stop. Retry later or with less work", ms)).WithDetail("timeoutMs", ms))
-	if jsonrpc.Respond(c.Context, json.RawMessage(toolErrorResult(e))) {
+	if jsonrpc.Respond(c.Context, jsonrpc.CompactJSON(toolErrorResult(e))) {
 		c.timeoutSent = true
 		c.resetExhaustion()
 		c.record(OutcomeTimeout, string(core.CodeTimeout), false)
@@ -373,7 +373,7 @@ func (c *toolCall) finish(r handlerResult) (any, error) {
 	}
 	c.resetExhaustion()
 	c.record(OutcomeSuccess, "", true)
-	return res, nil
+	return jsonrpc.CompactJSON(res), nil // made by wrap's encoder
 }
 
 // abandonOutcome maps the cause of a cancelled handler context to the
@@ -396,7 +396,7 @@ func (c *toolCall) fail(e *core.Error, reset bool) (any, error) {
 		c.resetExhaustion()
 	}
 	c.record(OutcomeToolError, string(e.Code), true)
-	return json.RawMessage(toolErrorResult(e)), nil
+	return jsonrpc.CompactJSON(toolErrorResult(e)), nil
 }
 
 // stamp returns a copy of e carrying the call's ids and retryable flag.
