@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // Options configures a connection. The zero value of each field means its
@@ -34,6 +33,9 @@ type Options struct {
 const (
 	defaultMaxMessageBytes = 4 << 20
 	defaultMaxInFlight     = 1024
+	// maxQueue bounds the worker's queue; past it the reader waits
+	// (MaxInFlight bounds the requests in flight in any case).
+	maxQueue = 1024
 )
 
 // Conn is one JSON-RPC connection: a reader that frames and decodes lines
@@ -53,12 +55,12 @@ type Conn struct {
 	handlers sync.WaitGroup // requests whose handler has not returned
 	served   chan error     // the last reader's result, for Serve
 
-	handoff      *time.Timer // makes a new reader when a handler runs long
-	handoffMu    sync.Mutex  // guards handoffSeq and handoffToken
-	handoffSeq   uint64      // the last arming's token
-	handoffToken uint64      // the arming the timer is for; 0 when disarmed
-	nextID       atomic.Int64
-	dec          decoder // the reader's envelope decoder, reused line after line
+	readerHandoff *handoff       // makes a new reader when a handler runs long
+	workerHandoff *handoff       // makes a new worker when a handler runs long
+	queue         chan *inflight // requests for the worker (bounded by MaxInFlight)
+	working       atomic.Bool    // a goroutine holds the worker role
+	nextID        atomic.Int64
+	dec           decoder // the reader's envelope decoder, reused line after line
 
 	wr *writer // the one write path
 
@@ -102,8 +104,9 @@ func NewConn(r io.Reader, w io.Writer, router *Router, opts Options) *Conn {
 		served:   make(chan error, 1),
 		pending:  map[ID]chan *Response{},
 	}
-	c.handoff = time.AfterFunc(time.Hour, c.handOff)
-	c.handoff.Stop()
+	c.readerHandoff = newHandoff(func() { go c.readLoop() })
+	c.workerHandoff = newHandoff(func() { go c.work() })
+	c.queue = make(chan *inflight, min(opts.MaxInFlight, maxQueue))
 	c.wr = newWriter(w, func(err error) {
 		c.log.Error("cannot write to the output; closing the connection", "error", err.Error())
 		go c.Close()

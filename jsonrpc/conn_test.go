@@ -418,3 +418,34 @@ func TestHandoffUnderLoad(t *testing.T) {
 		seen[string(m.ID)] = true
 	}
 }
+
+// TestPipelinedWorkerKeepsEveryRequest floods the connection with requests
+// written in one piece (so the reader always has more input buffered and
+// queues them for the worker), mixing slow handlers that force worker
+// hand-offs: every request gets exactly one response.
+func TestPipelinedWorkerKeepsEveryRequest(t *testing.T) {
+	r := testRouter()
+	r.Handle("nap", Method{Handler: HandlerFunc(func(_ context.Context, req *Request) (any, error) {
+		var us int
+		_ = json.Unmarshal(req.Params, &[]any{&us})
+		time.Sleep(time.Duration(us) * time.Microsecond)
+		return us, nil
+	})})
+	p := newPipeConn(t, r, Options{MaxInFlight: 64})
+	const n = 2000
+	var all strings.Builder
+	for i := range n {
+		us := []int{0, 0, 0, 300, 0, 1500}[i%6]
+		all.WriteString(`{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"nap","params":[` + strconv.Itoa(us) + `]}` + "\n")
+	}
+	go func() { _, _ = io.WriteString(p.in, all.String()) }()
+	seen := map[string]bool{}
+	for range n {
+		var m struct{ ID json.RawMessage }
+		line := p.expect(t)
+		if err := json.Unmarshal([]byte(line), &m); err != nil || seen[string(m.ID)] {
+			t.Fatalf("bad or repeated response %s", line)
+		}
+		seen[string(m.ID)] = true
+	}
+}
