@@ -33,9 +33,6 @@ type Options struct {
 const (
 	defaultMaxMessageBytes = 4 << 20
 	defaultMaxInFlight     = 1024
-	// maxQueue bounds the worker's queue; past it the reader waits
-	// (MaxInFlight bounds the requests in flight in any case).
-	maxQueue = 1024
 )
 
 // Conn is one JSON-RPC connection: a reader that frames and decodes lines
@@ -55,10 +52,7 @@ type Conn struct {
 	handlers sync.WaitGroup // requests whose handler has not returned
 	served   chan error     // the last reader's result, for Serve
 
-	readerHandoff *handoff       // makes a new reader when a handler runs long
-	workerHandoff *handoff       // makes a new worker when a handler runs long
-	queue         chan *inflight // requests for the worker (bounded by MaxInFlight)
-	working       atomic.Bool    // a goroutine holds the worker role
+	readerHandoff *handoff // makes a new reader when a handler runs long
 	nextID        atomic.Int64
 	dec           decoder // the reader's envelope decoder, reused line after line
 
@@ -105,8 +99,6 @@ func NewConn(r io.Reader, w io.Writer, router *Router, opts Options) *Conn {
 		pending:  map[ID]chan *Response{},
 	}
 	c.readerHandoff = newHandoff(func() { go c.readLoop() })
-	c.workerHandoff = newHandoff(func() { go c.work() })
-	c.queue = make(chan *inflight, min(opts.MaxInFlight, maxQueue))
 	c.wr = newWriter(w, func(err error) {
 		c.log.Error("cannot write to the output; closing the connection", "error", err.Error())
 		go c.Close()

@@ -420,10 +420,10 @@ func TestHandoffUnderLoad(t *testing.T) {
 }
 
 // TestPipelinedWorkerKeepsEveryRequest floods the connection with requests
-// written in one piece (so the reader always has more input buffered and
-// queues them for the worker), mixing slow handlers that force worker
-// hand-offs: every request gets exactly one response.
-func TestPipelinedWorkerKeepsEveryRequest(t *testing.T) {
+// written in one piece (so the reader always has more input buffered),
+// mixing slow handlers that force hand-offs: every request gets exactly one
+// response.
+func TestPipelinedFloodKeepsEveryRequest(t *testing.T) {
 	r := testRouter()
 	r.Handle("nap", Method{Handler: HandlerFunc(func(_ context.Context, req *Request) (any, error) {
 		var us int

@@ -44,13 +44,11 @@ func (e *inflight) Value(key any) any {
 }
 
 // dispatch runs a request's handler. It blocks while MaxInFlight requests
-// are in flight (backpressure). Inline methods run on the reader. Other
-// requests run on the reader too when no more input is buffered, until
-// handoffAfter passes, when a new goroutine becomes the reader and this one
-// finishes the handler alone (a slow tool never blocks ping); when more
-// input is buffered they go to the worker, which follows the same rule.
-// Elements of a batch run on goroutines of their own. dispatch reports
-// whether the caller is still the reader.
+// are in flight (backpressure). Inline methods run on the reader; other
+// requests run on the reader too, until handoffAfter passes, when a new
+// goroutine becomes the reader and this one finishes the handler alone
+// (a slow tool never blocks ping). Elements of a batch run on goroutines of
+// their own. dispatch reports whether the caller is still the reader.
 func (c *Conn) dispatch(req *Request, m Method, b *batch) bool {
 	select {
 	case c.sem <- struct{}{}:
@@ -82,43 +80,10 @@ func (c *Conn) dispatch(req *Request, m Method, b *batch) bool {
 		return true
 	}
 	c.handlers.Add(1)
-	if c.framer.Buffered() > 0 {
-		// More requests are already waiting (a pipelining client): queue
-		// this one for the worker, so that decoding the next lines and
-		// running handlers proceed on two cores.
-		c.queue <- e
-		if c.working.CompareAndSwap(false, true) {
-			go c.work()
-		}
-		return true
-	}
 	token := c.readerHandoff.arm()
 	c.run(e)
 	c.handlers.Done()
 	return c.readerHandoff.disarm(token)
-}
-
-// work runs queued requests while its goroutine is the worker. Like the
-// reader, it runs each handler itself and hands the role to a new
-// goroutine when one runs past handoffAfter. When the queue is empty it
-// lets the role go, re-checking so that no queued request is stranded.
-func (c *Conn) work() {
-	for {
-		select {
-		case e := <-c.queue:
-			token := c.workerHandoff.arm()
-			c.run(e)
-			c.handlers.Done()
-			if !c.workerHandoff.disarm(token) {
-				return // a new worker took over
-			}
-		default:
-			c.working.Store(false)
-			if len(c.queue) == 0 || !c.working.CompareAndSwap(false, true) {
-				return
-			}
-		}
-	}
 }
 
 // inFlight reports whether a request with this id is in flight.

@@ -27,10 +27,8 @@
 // no hand-off between threads. If the handler is still running after
 // 100 µs, a new goroutine becomes the reader and the old one finishes the
 // handler alone, so a slow handler never blocks the next request for longer
-// than that. When more input is already buffered (a pipelining client),
-// the reader queues requests for a worker goroutine instead, which follows
-// the same rule, so decoding and handling use two cores. Methods registered
-// Inline (cheap lifecycle methods) always run on the reader, in order.
+// than that. Methods registered Inline (cheap lifecycle methods) always run
+// on the reader, in order.
 //
 // Responses go through one write path (a group commit): a lone response is
 // written at once by the goroutine that made it; responses made while the

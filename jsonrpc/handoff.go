@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// handoff passes a role (the reader, the worker) from a goroutine whose
+// handoff passes a role (the reader) from a goroutine whose
 // handler runs long to a new goroutine. The goroutine holding the role
 // arms it before running a handler and disarms it after; if the handler is
 // still running handoffAfter later, the timer starts a new goroutine in the
