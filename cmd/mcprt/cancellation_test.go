@@ -1,0 +1,127 @@
+package main
+
+// Deadlines and cancellation of tools/call (SPEC §7.4), and a panicking handler.
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// ---------------------------------------------------------------------------
+// SPEC §7.4: the slot stays held until a timed-out handler returns.
+
+func TestSlotHeldAfterTimeout(t *testing.T) {
+	t.Parallel()
+	c := newToolClient(t, testMode, "MCPRT_RESOURCES_MAX_CONCURRENT_EXECUTIONS=1", "MCPRT_TOOLS_DEFAULT_TIMEOUT_MS=200")
+	sent := time.Now()
+	sleeper := c.send("sleep", sleepArgs(1500, true))
+	e := c.toolError(sleeper, "TIMEOUT")
+	tookMs := time.Since(sent).Milliseconds()
+	if tookMs < 200 || tookMs >= 1500 {
+		t.Errorf("TIMEOUT after %d ms, want it at the 200 ms deadline, long before the handler returns", tookMs)
+	}
+	c.recordOf(e.RunID, "timeout")
+	// The handler still runs and holds the only slot.
+	c.fails("noop", `{}`, "RESOURCE_EXHAUSTED")
+	h := c.health() // an observer: answers without a slot
+	if time.Since(sent) >= 1500*time.Millisecond {
+		// The sleeper started after sent, so before this it cannot have
+		// returned; past it, the checks below would prove nothing.
+		t.Fatalf("the checks took until %v after the call, past the sleeper's 1500 ms (machine too slow)", time.Since(sent))
+	}
+	if healthInt(t, h, "resources", "concurrentExecutions") != 1 || healthInt(t, h, "resources", "maxConcurrentExecutions") != 1 {
+		t.Errorf("health resources %v, want concurrentExecutions 1 of 1", h["resources"])
+	}
+	checkStatus(t, h, "unhealthy")
+	late := c.recordOf(e.RunID, "late_completed")
+	if time.Since(sent) < 1500*time.Millisecond {
+		t.Errorf("late_completed logged before the 1500 ms sleep could have ended: %v", late)
+	}
+	c.ok("noop", `{}`)
+	// Never a second response for the timed-out id (readOne fails on one);
+	// close also checks that nothing is left on stdout.
+	c.close()
+}
+
+// ---------------------------------------------------------------------------
+// SPEC §7.4: notifications/cancelled.
+
+func TestCancellation(t *testing.T) {
+	t.Parallel()
+	c := newToolClient(t, testMode, "MCPRT_RESOURCES_MAX_CONCURRENT_EXECUTIONS=1")
+	for _, rawID := range []string{`"cancel-me"`, `4242`} {
+		cid := "cancel-cid-" + strings.Trim(rawID, `"`)
+		c.p.Send(toolsCallLine(rawID, "sleep", sleepArgs(5000, false), `{"correlationId":"`+cid+`"}`))
+		c.waitHealth(1) // in flight
+		c.cancel(rawID)
+		c.neverAnswered(rawID)
+		rec := c.record("for the cancelled sleep "+rawID, func(m map[string]any) bool { return m["correlationId"] == cid })
+		if rec["outcome"] != "aborted" || rec["tool"] != "sleep" {
+			t.Errorf("record %v, want outcome aborted for the sleep", rec)
+		}
+		// The slot is free again: with one slot, a call succeeds.
+		c.ok("noop", `{}`)
+		c.ping()
+	}
+	// A handler that ignores the cancellation keeps its slot until it
+	// returns (SPEC §7.3 step 13); the request still gets no response.
+	sent := time.Now()
+	c.p.Send(toolsCallLine(`"stubborn"`, "sleep", sleepArgs(1500, true), `{"correlationId":"stubborn-cid"}`))
+	c.waitHealth(1)
+	c.cancel(`"stubborn"`)
+	c.neverAnswered(`"stubborn"`)
+	c.ping() // the cancellation was read before the ping
+	c.fails("noop", `{}`, "RESOURCE_EXHAUSTED")
+	if time.Since(sent) >= 1500*time.Millisecond {
+		t.Fatalf("the checks took until %v after the call, past the sleeper's 1500 ms (machine too slow)", time.Since(sent))
+	}
+	rec := c.record("for the stubborn sleep", func(m map[string]any) bool { return m["correlationId"] == "stubborn-cid" })
+	if rec["outcome"] != "aborted" {
+		t.Errorf("record %v, want outcome aborted", rec)
+	}
+	c.ok("noop", `{}`)
+	// 1 and 1.0 are different ids: cancelling 1 leaves 1.0 running.
+	c.p.Send(toolsCallLine(`1.0`, "sleep", sleepArgs(300, false), ""))
+	c.cancel(`1`)
+	if v := c.success(`1.0`); fmt.Sprint(v) != "map[sleptMs:300]" {
+		t.Errorf("sleep 1.0 returned %v", v)
+	}
+	c.record("success for the sleep 1.0", func(m map[string]any) bool {
+		return m["tool"] == "sleep" && m["outcome"] == "success"
+	})
+	aborted := 0
+	for _, rec := range c.records() {
+		if rec["outcome"] == "aborted" {
+			aborted++
+		}
+	}
+	if aborted != 3 {
+		t.Errorf("%d aborted records, want 3", aborted)
+	}
+	c.close()
+}
+
+// ---------------------------------------------------------------------------
+// SPEC §4.2, §7.3 step 10: a panicking handler.
+
+func TestPanicKeepsServing(t *testing.T) {
+	t.Parallel()
+	c := newToolClient(t, testMode)
+	for range 3 {
+		c.fails("panic", `{}`, "INTERNAL")
+		c.ping()
+		c.ok("noop", `{}`)
+	}
+	found := false
+	for _, m := range c.p.StderrLines() {
+		if strings.Contains(fmt.Sprint(m["msg"]), "panic") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no log line about the recovered panic")
+	}
+	c.close()
+}
