@@ -17,9 +17,9 @@ import (
 	"github.com/mcprt/mcprt/jsonrpc"
 )
 
-// This file checks properties of the tool runtime (SPEC §7) over random
-// cases generated with gofuzz from fixed seeds, through an in-process
-// Session over pipes:
+// The tools_property_*_test.go files check properties of the tool runtime
+// (SPEC §7) over random cases generated with gofuzz from fixed seeds,
+// through an in-process Session over pipes; this file holds their client:
 //
 //   - TestPropertyToolsListOrder: tools/list pages, walked via nextCursor,
 //     list every registered tool exactly once in strictly increasing byte
