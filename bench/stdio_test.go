@@ -83,6 +83,7 @@ func mcprtBinary(tb testing.TB) string {
 		build.path = filepath.Join(build.dir, "mcprt")
 		cmd := exec.Command("go", "build", "-o", build.path, "./cmd/mcprt")
 		cmd.Dir = ".." // go test runs in the package directory, bench/
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			build.err = &buildError{err: err, out: string(out)}
 		}

@@ -125,6 +125,7 @@ func build(root, dir string) (string, error) {
 	start := time.Now()
 	cmd := exec.Command("go", "build", "-o", out, "./cmd/mcprt")
 	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as make build makes it
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("go build ./cmd/mcprt in %s: %w", root, err)

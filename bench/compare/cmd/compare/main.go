@@ -179,6 +179,7 @@ func (s *server) build(bin string) error {
 	start := time.Now()
 	cmd := exec.Command("go", "build", "-o", s.path, s.pkg)
 	cmd.Dir = s.dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // every server static, built alike
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build %s in %s: %v\n%s", s.pkg, s.dir, err, out)
 	}
