@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -259,4 +260,23 @@ func (r *Result) Figures() []Figure {
 			mb(last.RSS-first.RSS))
 	}
 	return out
+}
+
+// ParseCounts parses a comma-separated list of ascending positive call
+// counts, such as "100000,1000000" (underscores allowed: "100_000"), as the
+// -rss-after flags of the benchmark commands take it.
+func ParseCounts(s string) ([]int64, error) {
+	var out []int64
+	for f := range strings.SplitSeq(s, ",") {
+		f = strings.ReplaceAll(strings.TrimSpace(f), "_", "")
+		if f == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil || n <= 0 || (len(out) > 0 && n <= out[len(out)-1]) {
+			return nil, fmt.Errorf("-rss-after wants ascending positive counts, got %q", s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }

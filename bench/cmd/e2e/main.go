@@ -56,7 +56,7 @@ func run() int {
 		proto     = flag.String("protocol-version", harness.DefaultProtocolVersion, "protocol revision asked for in initialize")
 	)
 	flag.Parse()
-	checkpoints, err := parseCounts(*rssAfter)
+	checkpoints, err := harness.ParseCounts(*rssAfter)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 2
@@ -161,21 +161,4 @@ func modulePath(gomod string) string {
 		}
 	}
 	return ""
-}
-
-// parseCounts parses "100000,1000000" (underscores allowed).
-func parseCounts(s string) ([]int64, error) {
-	var out []int64
-	for f := range strings.SplitSeq(s, ",") {
-		f = strings.ReplaceAll(strings.TrimSpace(f), "_", "")
-		if f == "" {
-			continue
-		}
-		n, err := strconv.ParseInt(f, 10, 64)
-		if err != nil || n <= 0 || (len(out) > 0 && n <= out[len(out)-1]) {
-			return nil, fmt.Errorf("-rss-after wants ascending positive counts, got %q", s)
-		}
-		out = append(out, n)
-	}
-	return out, nil
 }

@@ -72,7 +72,7 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "compare:", err)
 		return 1
 	}
-	checkpoints, err := parseCounts(*rssAfter)
+	checkpoints, err := harness.ParseCounts(*rssAfter)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "compare:", err)
 		return 2
@@ -261,21 +261,4 @@ func cpuModel() string {
 		}
 	}
 	return "unknown CPU"
-}
-
-// parseCounts parses "100000,1000000" (underscores allowed).
-func parseCounts(s string) ([]int64, error) {
-	var out []int64
-	for f := range strings.SplitSeq(s, ",") {
-		f = strings.ReplaceAll(strings.TrimSpace(f), "_", "")
-		if f == "" {
-			continue
-		}
-		n, err := strconv.ParseInt(f, 10, 64)
-		if err != nil || n <= 0 || (len(out) > 0 && n <= out[len(out)-1]) {
-			return nil, fmt.Errorf("-rss-after wants ascending positive counts, got %q", s)
-		}
-		out = append(out, n)
-	}
-	return out, nil
 }
