@@ -143,7 +143,6 @@ func (sess *Session) initialize(_ context.Context, req *jsonrpc.Request) (any, e
 	}
 	sess.mu.Lock()
 	sess.version = version
-	sess.client = ci
 	sess.mu.Unlock()
 	sess.conn.SetBatching(version == Version20250326)
 	sess.log.Info("initialize", "requestedVersion", *p.ProtocolVersion, "protocolVersion", version,

@@ -167,9 +167,8 @@ type Session struct {
 	log  *slog.Logger
 	cid  string // connection correlation id
 
-	mu       sync.Mutex // guards the fields below
-	version  string     // negotiated protocol revision
-	client   clientInfo
+	mu       sync.Mutex             // guards the fields below
+	version  string                 // negotiated protocol revision
 	shutdown bool                   // the client asked for shutdown
 	calls    map[*toolCall]struct{} // tool calls whose handler has not returned
 }
