@@ -59,7 +59,7 @@ func BenchmarkInitialize(b *testing.B) {
 	for range b.N {
 		before := p.answers.Load()
 		p.queue(ph)
-		if err := srv.NewSession(p, p).Serve(ctx); err != nil {
+		if err := srv.Connect(srv.Lines(p, p), nil).Serve(ctx); err != nil {
 			b.Fatal(err)
 		}
 		if p.answers.Load() != before+1 {
@@ -109,7 +109,7 @@ func BenchmarkToolsCall20Props(b *testing.B) {
 	s.bench(b, tail, 1)
 }
 
-func emptyHandler(context.Context, json.RawMessage) (any, error) { return struct{}{}, nil }
+func emptyHandler(context.Context, *mcp.CallToolRequest) (any, error) { return struct{}{}, nil }
 
 // wideSchema has 20 properties: strings with bounds, a pattern and an
 // enum, integers and numbers with ranges, booleans, arrays and objects.

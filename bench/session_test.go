@@ -59,7 +59,7 @@ func newServer(tb testing.TB, cfg core.Config, setup func(*mcp.Server) error) *m
 func startSession(tb testing.TB, srv *mcp.Server) *session {
 	tb.Helper()
 	s := &session{srv: srv, pipe: newPipe(), served: make(chan error, 1), nextID: 2}
-	s.sess = srv.NewSession(s.pipe, s.pipe)
+	s.sess = srv.Connect(srv.Lines(s.pipe, s.pipe), nil)
 	go func() { s.served <- s.sess.Serve(context.Background()) }()
 	tb.Cleanup(func() { s.close(tb) })
 

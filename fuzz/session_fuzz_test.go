@@ -113,7 +113,7 @@ func responseBound(input []byte, shutdown bool) int {
 // the error codes a session may answer with (SPEC §3.2, §4).
 var sessionCodes = map[int64]bool{
 	jsonrpc.CodeParseError: true, jsonrpc.CodeInvalidRequest: true, jsonrpc.CodeMethodNotFound: true,
-	jsonrpc.CodeInvalidParams: true, jsonrpc.CodeInternalError: true, jsonrpc.CodeNotInitialized: true,
+	jsonrpc.CodeInvalidParams: true, jsonrpc.CodeInternalError: true, mcp.CodeNotInitialized: true,
 }
 
 // checkResponseLine checks one output line: compact JSON holding one
@@ -194,7 +194,7 @@ func checkResponseObject(t *testing.T, obj, input []byte, connCID string) {
 	if !ok || cid == "" {
 		t.Fatalf("error data.correlationId is not a non-empty string: %q", obj)
 	}
-	if code == jsonrpc.CodeNotInitialized {
+	if code == mcp.CodeNotInitialized {
 		if c, _ := jsonString(data["code"]); c != "NOT_INITIALIZED" || cid != connCID {
 			t.Fatalf("state error must carry code NOT_INITIALIZED and the connection's correlation id %q: %q",
 				connCID, obj)
@@ -215,7 +215,7 @@ func FuzzSession(f *testing.F) {
 			t.Fatal(err)
 		}
 		var out lockedBuffer
-		sess := srv.NewSession(bytes.NewReader(input), &out)
+		sess := srv.Connect(srv.Lines(bytes.NewReader(input), &out), nil)
 		done := make(chan error, 1)
 		go func() { done <- sess.Serve(context.Background()) }()
 		timer := time.NewTimer(sessionTimeout)
@@ -229,7 +229,7 @@ func FuzzSession(f *testing.F) {
 			sess.Close()
 			t.Fatalf("Serve did not return within %v of the input's end", sessionTimeout)
 		}
-		if st := sess.State(); st != jsonrpc.StateClosed {
+		if st := sess.State(); st != mcp.StateClosed {
 			t.Fatalf("state after Serve = %v; want CLOSED", st)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), sessionTimeout)

@@ -183,7 +183,7 @@ func runToolCall(t *testing.T, line []byte, version string) {
 
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	sess := srv.NewSession(inR, outW)
+	sess := srv.Connect(srv.Lines(inR, outW), nil)
 	served := make(chan error, 1)
 	go func() { served <- sess.Serve(context.Background()) }()
 	lines := make(chan []byte, 8)

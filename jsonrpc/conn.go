@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strconv"
 	"sync"
 	"sync/atomic"
 )
@@ -15,48 +14,85 @@ import (
 // Options configures a connection. The zero value of each field means its
 // default.
 type Options struct {
-	// MaxMessageBytes bounds one line (default 4 MiB).
-	MaxMessageBytes int
-	// MaxInFlight bounds the requests in flight; at the bound the reader
+	// MaxInFlight bounds the requests in flight, counting each until its
+	// response has been handed to the transport; at the bound the reader
 	// stops reading until one completes (default 1024).
 	MaxInFlight int
-	// Logger receives the engine's logs (default: discarded).
+	// MaxBatchResponseBytes bounds the answer to one batch (default
+	// 16 MiB): elements whose responses would pass it are answered with a
+	// -32603 error that says so instead.
+	MaxBatchResponseBytes int
+	// Logger receives the engine's logs (default: discarded). Warnings a
+	// client can cause at will (unmatched responses) go here: give it a
+	// rate-limited handler if that matters.
 	Logger *slog.Logger
-	// CorrelationID is the connection's correlation id, used in error data
-	// when the message carries none of its own.
-	CorrelationID string
-	// RequestCorrelationID returns the client-supplied correlation id found
-	// in a message's params, or "" (default: none is ever found).
-	RequestCorrelationID func(params json.RawMessage) string
+	// ErrorData returns the data of an error response whose error has
+	// none, or adds to it: it gets the message's params (nil when none
+	// could be read) and the data the error carries (nil or a
+	// map[string]any it may extend). Default: data is left as it is.
+	ErrorData func(params json.RawMessage, data map[string]any) map[string]any
+	// CancelCall returns the notification that tells the peer an outgoing
+	// call was abandoned (its context ended before the answer came), or
+	// method "" to send none. Default: none is sent.
+	CancelCall func(id ID, cause error) (method string, params any)
 }
 
 const (
-	defaultMaxMessageBytes = 4 << 20
-	defaultMaxInFlight     = 1024
+	defaultMaxInFlight           = 1024
+	defaultMaxBatchResponseBytes = 16 << 20
 )
 
-// Conn is one JSON-RPC connection: a reader that frames and decodes lines
-// and routes them, one writer that owns the output, and the table of
-// requests in flight. Create it with NewConn and run it with Serve.
+// Route is a Dispatcher's decision about one request.
+type Route struct {
+	// Handler runs the request under its context. Nil means: answer Err.
+	Handler Handler
+	// Err is the error answer when Handler is nil.
+	Err *Error
+	// Inline runs the handler on the reading goroutine, before the next
+	// message is read: only for cheap handlers that never block; it makes
+	// requests that change the connection's state take effect in order.
+	Inline bool
+	// CloseAfter closes the connection once the response is written.
+	CloseAfter bool
+}
+
+// A Dispatcher is the layer above the engine: it decides what each message
+// means. Route and Notification are called on the reading goroutine, one
+// message at a time, in arrival order, and must not block; Route must not
+// run the request (the Conn does, under the request's context).
+type Dispatcher interface {
+	// Route decides how to handle a request.
+	Route(ctx context.Context, req *Request) Route
+	// Notification handles a notification from the peer. ctx is the
+	// connection's context.
+	Notification(ctx context.Context, n *Notification)
+	// Batch returns nil when a JSON-RPC batch may be processed now, or
+	// the error to answer it with.
+	Batch() *Error
+}
+
+// Conn is one JSON-RPC connection over a Stream: the reader, the table of
+// requests in flight with their contexts, the outgoing calls waiting for
+// answers, and one write path (the stream's). It knows nothing of the
+// protocol above; a Dispatcher decides what messages mean. Create it with
+// NewConn and run it with Serve.
 type Conn struct {
-	router *Router
+	stream Stream
+	pacer  Pacer // the stream, when it paces its reader; else nil
+	disp   Dispatcher
 	opts   Options
 	log    *slog.Logger
-	framer *Framer
 
-	state    atomic.Int32 // a State
-	batching atomic.Bool
 	sem      chan struct{} // one token per request in flight
 	done     chan struct{} // closed by Close
 	once     sync.Once
+	closed   atomic.Bool
 	handlers sync.WaitGroup // requests whose handler has not returned
 	served   chan error     // the last reader's result, for Serve
 
 	readerHandoff *handoff // makes a new reader when a handler runs long
 	nextID        atomic.Int64
-	dec           decoder // the reader's envelope decoder, reused line after line
-
-	wr *writer // the one write path
+	dec           decoder // the reader's envelope decoder, reused message after message
 
 	mu       sync.Mutex // guards the fields below
 	ctx      context.Context
@@ -74,117 +110,110 @@ func ConnFromContext(ctx context.Context) *Conn {
 	return c
 }
 
-// NewConn returns a connection reading from r and writing to w, routing
-// with router.
-func NewConn(r io.Reader, w io.Writer, router *Router, opts Options) *Conn {
-	if opts.MaxMessageBytes <= 0 {
-		opts.MaxMessageBytes = defaultMaxMessageBytes
-	}
+// NewConn returns a connection over stream whose messages disp interprets.
+func NewConn(stream Stream, disp Dispatcher, opts Options) *Conn {
 	if opts.MaxInFlight <= 0 {
 		opts.MaxInFlight = defaultMaxInFlight
+	}
+	if opts.MaxBatchResponseBytes <= 0 {
+		opts.MaxBatchResponseBytes = defaultMaxBatchResponseBytes
 	}
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	c := &Conn{
-		router:   router,
+		stream:   stream,
+		disp:     disp,
 		opts:     opts,
 		log:      logger,
-		framer:   NewFramer(r, opts.MaxMessageBytes),
 		sem:      make(chan struct{}, opts.MaxInFlight),
 		done:     make(chan struct{}),
 		inflight: map[ID]*inflight{},
 		served:   make(chan error, 1),
 		pending:  map[ID]chan *Response{},
 	}
+	c.pacer, _ = stream.(Pacer)
 	c.readerHandoff = newHandoff(func() { go c.readLoop() })
-	c.wr = newWriter(w, func(err error) {
-		c.log.Error("cannot write to the output; closing the connection", "error", err.Error())
-		go c.Close()
-	})
 	c.ctx, c.cancel = context.WithCancelCause(context.WithValue(context.Background(), connKey{}, c))
 	return c
 }
 
-// State returns the connection's lifecycle state.
-func (c *Conn) State() State { return State(c.state.Load()) }
-
-// CorrelationID returns the connection's correlation id.
-func (c *Conn) CorrelationID() string { return c.opts.CorrelationID }
-
-// SetBatching turns JSON-RPC batches on or off (off by default: a batch is
-// answered with one -32600).
-func (c *Conn) SetBatching(on bool) { c.batching.Store(on) }
-
 // Done is closed when the connection closes.
 func (c *Conn) Done() <-chan struct{} { return c.done }
 
+// Closed reports whether the connection is closed.
+func (c *Conn) Closed() bool { return c.closed.Load() }
+
 // Serve reads and handles messages until the input ends, ctx is done, or
-// Close is called. When it returns the connection is CLOSED and every
-// request's context is cancelled; use Wait to wait for running handlers.
-// It returns nil at the end of the input and the read error otherwise.
+// Close is called, and returns promptly in each case. When it returns the
+// connection is closed and every request's context is cancelled; use Wait
+// to wait for running handlers. It returns nil at the end of the input or
+// on a close, and the read error otherwise.
 func (c *Conn) Serve(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, c.Close)
 	defer stop()
 	defer c.Close()
 	go c.readLoop()
-	return <-c.served
+	select {
+	case err := <-c.served:
+		return err
+	case <-c.done:
+		select { // a read error that closed the connection is still reported
+		case err := <-c.served:
+			return err
+		default:
+			return nil
+		}
+	}
 }
 
-// readLoop reads and handles lines while its goroutine is the reader: it
-// returns when the input ends (reporting to Serve) or when a hand-off made
-// another goroutine the reader (see dispatch).
+// readLoop reads and handles messages while its goroutine is the reader:
+// it returns when the input ends (reporting to Serve) or when a hand-off
+// made another goroutine the reader (see dispatch).
 func (c *Conn) readLoop() {
 	for {
-		// Responses gather while more input is already buffered and go
-		// out in one write before the reader waits for input.
-		if c.framer.Buffered() == 0 {
-			c.wr.uncork()
+		if c.pacer != nil {
+			c.pacer.Pace(c.done)
 		}
-		line, err := c.framer.Next()
-		if err != nil {
-			c.wr.uncork()
-		} else if c.framer.Buffered() > 0 {
-			c.wr.cork()
-		}
-		if c.State() == StateClosed {
-			c.served <- nil
+		msg, err := c.stream.Read()
+		if c.closed.Load() {
+			c.report(nil)
 			return
 		}
+		var werr *Error
 		switch {
 		case err == nil:
-			if !c.handleLine(line) {
+			if !c.handleMessage(msg) {
 				return
 			}
-		case errors.Is(err, ErrLineTooLong):
-			c.log.Warn("discarded a message over the size limit", "limit", c.opts.MaxMessageBytes)
-			e := &Error{Code: CodeInvalidRequest, Message: "Invalid Request: the message is longer than " +
-				strconv.Itoa(c.opts.MaxMessageBytes) + " bytes (transport.maxMessageBytes) and was discarded; " +
-				"send smaller messages or raise the limit",
-				Data: map[string]any{"correlationId": c.opts.CorrelationID, "maxMessageBytes": c.opts.MaxMessageBytes}}
-			c.replyError(nil, ID{}, nil, e)
-		case errors.Is(err, ErrPartialLine):
-			c.log.Warn("input ended in the middle of a line; the fragment was discarded")
-			c.served <- nil
-			return
+		case errors.As(err, &werr):
+			c.replyError(nil, ID{}, nil, werr)
 		case err == io.EOF:
-			c.served <- nil
+			c.report(nil)
 			return
 		default:
-			c.served <- fmt.Errorf("jsonrpc: reading input: %w", err)
+			c.report(fmt.Errorf("jsonrpc: reading input: %w", err))
 			return
 		}
 	}
 }
 
-// Close closes the connection: the state becomes CLOSED, nothing more is
-// written, every request's context and every pending outgoing call is
+// report hands the reader's final result to Serve.
+func (c *Conn) report(err error) {
+	select {
+	case c.served <- err:
+	default:
+	}
+}
+
+// Close closes the connection: nothing more is written, the stream is
+// closed, and every request's context and every pending outgoing call is
 // cancelled. It is safe to call more than once and from any goroutine.
 func (c *Conn) Close() {
 	c.once.Do(func() {
-		c.wr.close()
-		c.state.Store(int32(StateClosed))
+		c.closed.Store(true)
+		_ = c.stream.Close()
 		c.cancel(ErrClosed)
 		close(c.done)
 	})
@@ -218,14 +247,14 @@ func (c *Conn) Cancel(id ID, cause error) bool {
 	return ok
 }
 
-// handleLine decodes one line and routes what it holds. It reports
+// handleMessage decodes one message and routes what it holds. It reports
 // whether the calling goroutine is still the reader.
-func (c *Conn) handleLine(line []byte) bool {
-	if isBatch(line) {
-		c.handleBatch(line)
+func (c *Conn) handleMessage(data []byte) bool {
+	if isBatch(data) {
+		c.handleBatch(data)
 		return true
 	}
-	msg, derr := c.dec.decode(line)
+	msg, derr := c.dec.decode(data)
 	if derr != nil {
 		c.log.Debug("rejected a message", "code", derr.Err.Code, "error", derr.Err.Message)
 		c.replyError(nil, derr.ID, derr.Params, derr.Err)
@@ -234,37 +263,65 @@ func (c *Conn) handleLine(line []byte) bool {
 	return c.route(msg, nil)
 }
 
-// correlationFor returns the correlation id for error data: the client's,
-// read from params, or the connection's.
-func (c *Conn) correlationFor(params json.RawMessage) string {
-	if f := c.opts.RequestCorrelationID; f != nil && len(params) > 0 {
-		if id := f(params); id != "" {
-			return id
+// route sends one decoded message where it belongs. It reports whether the
+// calling goroutine is still the connection's reader.
+func (c *Conn) route(msg Message, b *batch) bool {
+	switch m := msg.(type) {
+	case *Request:
+		if c.inFlight(m.ID) {
+			// Whatever the method: a second response with this id would
+			// be ambiguous.
+			c.replyError(b, m.ID, m.Params, duplicateID(m.ID))
+			return true
 		}
+		r := c.disp.Route(c.ctx, m)
+		if r.Handler == nil {
+			e := r.Err
+			if e == nil {
+				e = methodNotFound(m.Method)
+			}
+			c.replyError(b, m.ID, m.Params, e)
+			return true
+		}
+		return c.dispatch(m, r, b)
+	case *Notification:
+		c.notify(m)
+	case *Response:
+		c.deliverResponse(m)
 	}
-	return c.opts.CorrelationID
+	return true
+}
+
+func methodNotFound(method string) *Error {
+	return NewError(CodeMethodNotFound, "Method not found: "+quote(method)+
+		" is not a method this server provides")
 }
 
 // replyError sends an error response (into the batch b, if any).
 func (c *Conn) replyError(b *batch, id ID, params json.RawMessage, e *Error) {
 	b.expect()
-	c.deliver(b, c.encodeError(id, params, e))
+	c.deliver(b, id, c.encodeError(id, params, e), false)
 }
 
 // deliver writes one response frame, or hands it to its batch. A nil frame
 // means "no response".
-func (c *Conn) deliver(b *batch, frame []byte) {
+func (c *Conn) deliver(b *batch, id ID, frame []byte, flush bool) {
 	if b != nil {
-		b.finish(frame)
+		b.finish(id, frame)
 		return
 	}
 	if frame != nil {
-		c.write(frame)
+		c.write(Outgoing{Data: frame, Related: id, Response: true, Flush: flush})
 	}
 }
 
-// write sends one response frame (ending in "\n") through the one write
-// path. Nothing is written once the connection is closed.
-func (c *Conn) write(frame []byte) error {
-	return c.wr.write(frame, false)
+// write hands one message to the stream. A failed write (the peer went
+// away) closes the connection.
+func (c *Conn) write(m Outgoing) error {
+	err := c.stream.Write(c.ctx, m)
+	if err != nil && !errors.Is(err, ErrClosed) && !c.closed.Load() {
+		c.log.Error("cannot write to the output; closing the connection", "error", err.Error())
+		go c.Close()
+	}
+	return err
 }

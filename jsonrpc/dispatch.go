@@ -11,7 +11,7 @@ import (
 // handoffAfter is how long the reader runs a request's handler itself
 // before a new goroutine takes over the reading. Most handlers finish well
 // within it, and then a request costs no goroutine and no hand-off between
-// threads; a slower one delays the next line by at most this much.
+// threads; a slower one delays the next message by at most this much.
 const handoffAfter = 100 * time.Microsecond
 
 // inflight is a request being handled. It is the request's context too:
@@ -22,10 +22,10 @@ type inflight struct {
 	cancel context.CancelCauseFunc
 	conn   *Conn
 	req    *Request
-	method Method
+	route  Route
 	batch  *batch
 
-	cancelled bool // the client cancelled it; guarded by conn.mu
+	cancelled bool // the peer cancelled it; guarded by conn.mu
 	responded bool // its response was sent (or suppressed); guarded by conn.mu
 }
 
@@ -43,13 +43,23 @@ func (e *inflight) Value(key any) any {
 	return e.Context.Value(key)
 }
 
+// RequestID returns the id of the request whose context ctx is, and
+// whether ctx is one.
+func RequestID(ctx context.Context) (ID, bool) {
+	e, ok := ctx.Value(inflightKey{}).(*inflight)
+	if !ok {
+		return ID{}, false
+	}
+	return e.req.ID, true
+}
+
 // dispatch runs a request's handler. It blocks while MaxInFlight requests
-// are in flight (backpressure). Inline methods run on the reader; other
+// are in flight (backpressure). Inline routes run on the reader; other
 // requests run on the reader too, until handoffAfter passes, when a new
 // goroutine becomes the reader and this one finishes the handler alone
 // (a slow tool never blocks ping). Elements of a batch run on goroutines of
 // their own. dispatch reports whether the caller is still the reader.
-func (c *Conn) dispatch(req *Request, m Method, b *batch) bool {
+func (c *Conn) dispatch(req *Request, r Route, b *batch) bool {
 	select {
 	case c.sem <- struct{}{}:
 	case <-c.done:
@@ -63,12 +73,12 @@ func (c *Conn) dispatch(req *Request, m Method, b *batch) bool {
 		return true
 	}
 	ctx, cancel := context.WithCancelCause(c.ctx)
-	e := &inflight{Context: ctx, cancel: cancel, conn: c, req: req, method: m, batch: b}
+	e := &inflight{Context: ctx, cancel: cancel, conn: c, req: req, route: r, batch: b}
 	c.inflight[req.ID] = e
 	c.mu.Unlock()
 	b.expect()
 	switch {
-	case m.Inline:
+	case r.Inline:
 		c.run(e)
 		return true
 	case b != nil:
@@ -95,14 +105,14 @@ func (c *Conn) inFlight(id ID) bool {
 }
 
 func duplicateID(id ID) *Error {
-	return NewError(CodeInvalidRequest, "Invalid Request: id "+id.String()+
+	return NewError(CodeInvalidRequest, "Invalid Request: id "+clip([]byte(id.String()))+
 		" is already used by a request still in flight; use a new id for each request")
 }
 
 // finishInflight ends the request's time in the in-flight table: its id
 // may be reused from now on. owed reports whether this caller settles the
 // request's answer (false when Respond already did); send whether that
-// answer is a response (false when the client cancelled the request).
+// answer is a response (false when the peer cancelled the request).
 func (c *Conn) finishInflight(e *inflight) (owed, send bool) {
 	c.mu.Lock()
 	if c.inflight[e.req.ID] == e {
@@ -118,19 +128,35 @@ func (c *Conn) finishInflight(e *inflight) (owed, send bool) {
 // Respond sends the response of the request whose context ctx is, at once,
 // before its handler returns; whatever the handler returns later is not
 // sent. The request's id may be reused from then on. Respond reports
-// whether the response was sent: false when the request was cancelled or
-// already answered, or ctx is not a request's context.
+// whether the response was sent: false when the request was cancelled by
+// the peer or already answered, or ctx is not a request's context. A layer
+// that must know what the peer saw (a completion record) answers through
+// Respond and returns ErrNoResponse.
 func Respond(ctx context.Context, result any) bool {
 	e, ok := ctx.Value(inflightKey{}).(*inflight)
 	if !ok {
 		return false
 	}
-	owed, send := e.conn.finishInflight(e)
+	return e.conn.respond(e, result, nil)
+}
+
+// RespondError is Respond with an error answer.
+func RespondError(ctx context.Context, err error) bool {
+	e, ok := ctx.Value(inflightKey{}).(*inflight)
+	if !ok {
+		return false
+	}
+	return e.conn.respond(e, nil, err)
+}
+
+// respond settles e's answer from outside run.
+func (c *Conn) respond(e *inflight, result any, err error) bool {
+	owed, send := c.finishInflight(e)
 	switch {
 	case send:
-		e.conn.deliver(e.batch, e.conn.encodeResponse(e.req, result, nil))
+		c.deliver(e.batch, e.req.ID, c.encodeResponse(e.req, result, err), false)
 	case owed:
-		e.conn.deliver(e.batch, nil) // cancelled: no response, but the batch is settled
+		c.deliver(e.batch, e.req.ID, nil, false) // cancelled: no response, but the batch is settled
 	}
 	return send
 }
@@ -147,35 +173,34 @@ func CancelRequest(ctx context.Context, cause error) bool {
 	return ok
 }
 
-// run calls the handler and sends its response.
+// run calls the handler and sends its response. The in-flight token is
+// given back only once the response is handed to the stream, so responses
+// waiting to be written count against MaxInFlight.
 func (c *Conn) run(e *inflight) {
-	req, m := e.req, e.method
-	result, err := c.call(e, req, m.Handler)
-	if m.Phase == PhaseHandshake && err == nil {
-		c.state.CompareAndSwap(int32(StateStarting), int32(StateInitializing))
-	}
+	req, r := e.req, e.route
+	result, err := c.call(e, req, r.Handler)
 	owed, send := c.finishInflight(e)
 	e.cancel(nil)
-	<-c.sem
+	defer func() { <-c.sem }()
 	if !send || errors.Is(err, ErrNoResponse) {
 		if owed {
-			c.deliver(e.batch, nil) // settles the batch, if any
+			c.deliver(e.batch, req.ID, nil, false) // settles the batch, if any
 		}
-		if m.CloseAfter {
+		if r.CloseAfter {
 			c.Close()
 		}
 		return
 	}
 	frame := c.encodeResponse(req, result, err)
 	switch {
-	case m.CloseAfter && e.batch != nil:
+	case r.CloseAfter && e.batch != nil:
 		e.batch.closeWhenAnswered() // closing now would drop the batch's answer
-		c.deliver(e.batch, frame)
-	case m.CloseAfter:
-		_ = c.wr.write(frame, true) // out before the close
+		c.deliver(e.batch, req.ID, frame, false)
+	case r.CloseAfter:
+		c.deliver(nil, req.ID, frame, true) // out before the close
 		c.Close()
 	default:
-		c.deliver(e.batch, frame)
+		c.deliver(e.batch, req.ID, frame, false)
 	}
 }
 
@@ -206,13 +231,14 @@ func (c *Conn) call(ctx context.Context, req *Request, h Handler) (result any, e
 	return h.Handle(ctx, req)
 }
 
-// notify runs a notification handler on the reading goroutine.
-func (c *Conn) notify(h NotificationHandler, n *Notification) {
+// notify hands a notification to the dispatcher on the reading goroutine,
+// recovering a panic.
+func (c *Conn) notify(n *Notification) {
 	defer func() {
 		if p := recover(); p != nil {
 			c.log.Error("recovered from a panic in a notification handler", "method", n.Method,
 				"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 		}
 	}()
-	h.HandleNotification(c.ctx, n)
+	c.disp.Notification(c.ctx, n)
 }

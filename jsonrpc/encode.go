@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"sync"
 )
 
 const (
@@ -104,19 +103,24 @@ func appendValue(buf *bytes.Buffer, v any) error {
 }
 
 // encodeError encodes an error response ending in "\n". err that is not an
-// *Error becomes -32603. A nil Data gets {"correlationId": ...}.
+// *Error becomes -32603. Options.ErrorData fills in or extends the data.
 func (c *Conn) encodeError(id ID, params json.RawMessage, err error) []byte {
 	var e *Error
 	if !errors.As(err, &e) {
 		c.log.Error("request failed", "error", err.Error())
 		e = NewError(CodeInternalError, "Internal error: "+err.Error())
 	}
-	if e.Code == 0 {
-		e = &Error{Code: CodeInternalError, Message: e.Message, Data: e.Data}
-	}
 	out := *e
-	if out.Data == nil {
-		out.Data = map[string]string{"correlationId": c.correlationFor(params)}
+	if out.Code == 0 { // code 0 is never sent
+		out.Code = CodeInternalError
+	}
+	if f := c.opts.ErrorData; f != nil {
+		switch d := out.Data.(type) {
+		case nil:
+			out.Data = f(params, nil)
+		case map[string]any:
+			out.Data = f(params, d)
+		}
 	}
 	var buf bytes.Buffer
 	buf.WriteString(resultPrefix)
@@ -129,101 +133,12 @@ func (c *Conn) encodeError(id ID, params json.RawMessage, err error) []byte {
 		buf.WriteString(resultPrefix)
 		buf.Write(id.appendJSON(buf.AvailableBuffer()))
 		buf.WriteString(errorMember)
-		_ = appendValue(&buf, &Error{Code: out.Code, Message: out.Message,
-			Data: map[string]string{"correlationId": c.correlationFor(params)}})
+		bare := &Error{Code: out.Code, Message: out.Message}
+		if f := c.opts.ErrorData; f != nil {
+			bare.Data = f(params, nil)
+		}
+		_ = appendValue(&buf, bare)
 	}
 	buf.WriteString("}\n")
 	return buf.Bytes()
-}
-
-// batch collects the responses to the elements of one batch and writes
-// them as one array line when the last one is in.
-type batch struct {
-	c       *Conn
-	mu      sync.Mutex
-	pending int      // guarded by mu
-	frames  [][]byte // guarded by mu
-	// closeAfter closes the connection once the batch's answer is written
-	// (a shutdown inside a batch); guarded by mu.
-	closeAfter bool
-}
-
-// closeWhenAnswered makes the batch close the connection after its answer
-// is written, so that the answer (which holds a shutdown's {}) still goes
-// out.
-func (b *batch) closeWhenAnswered() {
-	b.mu.Lock()
-	b.closeAfter = true
-	b.mu.Unlock()
-}
-
-// expect announces one more response (or deliberate non-response).
-func (b *batch) expect() {
-	if b == nil {
-		return
-	}
-	b.mu.Lock()
-	b.pending++
-	b.mu.Unlock()
-}
-
-// finish records one response (nil: none) and writes the array when it was
-// the last.
-func (b *batch) finish(frame []byte) {
-	b.mu.Lock()
-	if frame != nil {
-		b.frames = append(b.frames, frame[:len(frame)-1]) // without "\n"
-	}
-	b.pending--
-	last := b.pending == 0
-	frames := b.frames
-	closeAfter := b.closeAfter
-	b.mu.Unlock()
-	if !last {
-		return
-	}
-	if closeAfter {
-		defer b.c.Close()
-	}
-	if len(frames) == 0 {
-		return
-	}
-	out := []byte{'['}
-	for i, f := range frames {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, f...)
-	}
-	out = append(out, "]\n"...)
-	_ = b.c.wr.write(out, closeAfter) // before a close, the answer must be out
-}
-
-// handleBatch processes a JSON array line per JSON-RPC 2.0.
-func (c *Conn) handleBatch(line []byte) {
-	elems, derr := DecodeBatch(line)
-	if derr != nil {
-		c.replyError(nil, ID{}, nil, derr.Err)
-		return
-	}
-	if !c.batching.Load() {
-		c.replyError(nil, ID{}, nil, NewError(CodeInvalidRequest, "Invalid Request: batches are not part of "+
-			"the negotiated protocol revision (only 2025-03-26 has them); send one message per line"))
-		return
-	}
-	if len(elems) == 0 {
-		c.replyError(nil, ID{}, nil, NewError(CodeInvalidRequest,
-			"Invalid Request: an empty batch; a batch must hold at least one message"))
-		return
-	}
-	b := &batch{c: c, pending: 1} // the 1 is this loop, finished below
-	for _, raw := range elems {
-		msg, derr := DecodeElement(raw)
-		if derr != nil {
-			c.replyError(b, derr.ID, derr.Params, derr.Err)
-			continue
-		}
-		c.route(msg, b)
-	}
-	b.finish(nil)
 }

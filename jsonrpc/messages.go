@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/mcprt/mcprt/internal/jsontext"
 	"io"
 	"strconv"
 	"strings"
@@ -436,31 +437,10 @@ func invalid(id ID, params json.RawMessage, msg string) *DecodeError {
 	return &DecodeError{Err: NewError(CodeInvalidRequest, "Invalid Request: "+msg), ID: id, Params: params}
 }
 
-// unquote returns the string value of raw JSON, if it is a string.
-func unquote(raw []byte) (string, bool) {
-	if len(raw) < 2 || raw[0] != '"' {
-		return "", false
-	}
-	if bytes.IndexByte(raw, '\\') < 0 {
-		return string(raw[1 : len(raw)-1]), true
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
-}
+func unquote(raw []byte) (string, bool) { return jsontext.String(raw) }
 
-func quote(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
+// quote returns s as a JSON string, clipped to jsontext.MaxEcho bytes.
+func quote(s string) string { return jsontext.Quote(s) }
 
-// clip shortens raw JSON for an error message.
-func clip(raw []byte) string {
-	const max = 40
-	if len(raw) > max {
-		return string(raw[:max]) + "…"
-	}
-	return string(raw)
-}
+// clip shortens raw JSON for an error message, never inside a character.
+func clip(raw []byte) string { return jsontext.ClipBytes(raw, 40) }

@@ -6,19 +6,24 @@ import (
 	"fmt"
 )
 
-// Notify sends a notification to the client. It returns ErrClosed once the
-// connection is closed.
-func (c *Conn) Notify(method string, params any) error {
+// Notify sends a notification to the peer. When ctx is a request's context
+// the notification belongs to that request, and the transport is told so
+// (Streamable HTTP sends it on that request's stream). It returns ErrClosed
+// once the connection is closed.
+func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 	frame, err := encodeCall(ID{}, method, params)
 	if err != nil {
 		return err
 	}
-	return c.write(frame)
+	related, _ := RequestID(ctx)
+	return c.write(Outgoing{Data: frame, Related: related})
 }
 
-// Call sends a request to the client and waits for its response, ctx, or
-// the connection's end. A JSON-RPC error from the client is returned as an
-// *Error.
+// Call sends a request to the peer and waits for its response, the end of
+// ctx, or the connection's end. When ctx ends first, the peer is told the
+// call was abandoned (Options.CancelCall) and the cause of ctx is returned.
+// A JSON-RPC error from the peer is returned as an *Error. When ctx is a
+// request's context the call belongs to that request (see Notify).
 func (c *Conn) Call(ctx context.Context, method string, params any) ([]byte, error) {
 	id := StringID(fmt.Sprintf("mcprt-%d", c.nextID.Add(1)))
 	frame, err := encodeCall(id, method, params)
@@ -34,7 +39,8 @@ func (c *Conn) Call(ctx context.Context, method string, params any) ([]byte, err
 		delete(c.pending, id)
 		c.mu.Unlock()
 	}()
-	if err := c.write(frame); err != nil {
+	related, _ := RequestID(ctx)
+	if err := c.write(Outgoing{Data: frame, Related: related}); err != nil {
 		return nil, err
 	}
 	select {
@@ -44,21 +50,29 @@ func (c *Conn) Call(ctx context.Context, method string, params any) ([]byte, err
 		}
 		return r.Result, nil
 	case <-ctx.Done():
-		return nil, context.Cause(ctx)
+		cause := context.Cause(ctx)
+		if f := c.opts.CancelCall; f != nil && !c.closed.Load() {
+			if m, p := f(id, cause); m != "" {
+				if frame, err := encodeCall(ID{}, m, p); err == nil {
+					_ = c.write(Outgoing{Data: frame, Related: related})
+				}
+			}
+		}
+		return nil, cause
 	case <-c.done:
 		return nil, ErrClosed
 	}
 }
 
-// deliverResponse hands a client's response to the call waiting for it;
-// an unmatched response is logged and dropped.
+// deliverResponse hands a peer's response to the call waiting for it; an
+// unmatched response is logged and dropped.
 func (c *Conn) deliverResponse(r *Response) {
 	c.mu.Lock()
 	ch, ok := c.pending[r.ID]
 	delete(c.pending, r.ID)
 	c.mu.Unlock()
 	if !ok {
-		c.log.Warn("dropped a response that matches no request the server sent", "id", r.ID.String())
+		c.log.Warn("dropped a response that matches no request the server sent", "id", clip([]byte(r.ID.String())))
 		return
 	}
 	ch <- r

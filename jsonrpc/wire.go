@@ -6,25 +6,21 @@ import (
 	"strconv"
 )
 
-// The error codes of JSON-RPC 2.0, and the one server-defined code the MCP
-// lifecycle uses.
+// The error codes of JSON-RPC 2.0. Codes from -32000 to -32099 are left to
+// the protocol above.
 const (
 	CodeParseError     int64 = -32700
 	CodeInvalidRequest int64 = -32600
 	CodeMethodNotFound int64 = -32601
 	CodeInvalidParams  int64 = -32602
 	CodeInternalError  int64 = -32603
-	// CodeNotInitialized is the server error the lifecycle gate answers with
-	// before the session is running (SPEC §4).
-	CodeNotInitialized int64 = -32002
 )
 
 // Error is a JSON-RPC error object and a Go error. errors.Is reports two
 // *Error values equal when their codes are equal.
 //
-// Data is encoded as the error's "data" member. When a handler returns an
-// *Error whose Data is nil, the connection fills in
-// {"correlationId": ...} (SPEC §3.3).
+// Data is encoded as the error's "data" member; a connection's
+// Options.ErrorData may fill it in.
 type Error struct {
 	Code    int64  `json:"code"`
 	Message string `json:"message"`

@@ -4,34 +4,47 @@ import (
 	"bytes"
 	"io"
 	"sync"
+	"time"
 )
 
 // maxSpare bounds the batch buffer kept for reuse between flushes.
 const maxSpare = 1 << 20
 
-// writer is the connection's one write path, a group commit: a caller that
-// finds no write in progress writes its frame itself (a lone response costs
-// one write call and no goroutine hand-off); frames that arrive while a
-// write is in progress are appended to a batch that the writing caller
-// writes next, in one call. Frames are never interleaved: each is appended
-// whole, and only one caller writes at a time.
+// writer is a line transport's one write path, a group commit: a caller
+// that finds no write in progress writes its frame itself (a lone response
+// costs one write call and no goroutine hand-off); frames that arrive while
+// a write is in progress, or while the reader has more input buffered
+// (corked), are appended to a batch that is written next, in one call.
+// Frames are never interleaved: each is appended whole, and only one
+// caller writes at a time.
+//
+// Bounds: a corked batch is written once it holds corkMaxBytes or its
+// first frame has waited corkMaxDelay; the bytes accepted but not yet
+// written (pending) stay near the budget, because writers wait while it is
+// exceeded and the reader paces itself on it.
 type writer struct {
-	out     io.Writer
-	onError func(error) // called once, outside the lock, when a write fails
+	out    io.Writer
+	budget int
+	timer  *time.Timer // flushes a corked batch after corkMaxDelay
 
 	mu       sync.Mutex
-	idle     sync.Cond // signalled when a flush ends; L is &mu
-	batch    []byte    // frames waiting for the writing caller; guarded by mu
+	idle     sync.Cond // signalled when a write call ends; L is &mu
+	batch    []byte    // frames waiting to be written; guarded by mu
 	spare    []byte    // a drained batch kept for reuse; guarded by mu
+	pending  int       // bytes accepted and not yet written; guarded by mu
+	waiting  int       // bytes of frames whose writers wait for the budget; guarded by mu
 	flushing bool      // a caller is writing; guarded by mu
-	corked   bool      // the reader has more input buffered: gather frames; guarded by mu
+	corked   bool      // the reader has more input buffered; guarded by mu
+	timed    bool      // the cork timer is armed; guarded by mu
 	closed   bool      // nothing more is written; guarded by mu
 	err      error     // the write error that closed the writer; guarded by mu
 }
 
-func newWriter(out io.Writer, onError func(error)) *writer {
-	w := &writer{out: out, onError: onError}
+func newWriter(out io.Writer, budget int) *writer {
+	w := &writer{out: out, budget: budget}
 	w.idle.L = &w.mu
+	w.timer = time.AfterFunc(time.Hour, w.corkExpired)
+	w.timer.Stop()
 	return w
 }
 
@@ -40,12 +53,32 @@ func newWriter(out io.Writer, onError func(error)) *writer {
 // true it returns once the frame is written (or dropped by a close).
 func (w *writer) write(frame []byte, wait bool) error {
 	w.mu.Lock()
-	if w.closed {
-		w.mu.Unlock()
-		return ErrClosed
+	// Output backpressure: while a write is in progress and the queue is
+	// over the budget, wait for it to drain. A frame larger than the whole
+	// budget goes once the queue is empty.
+	if w.flushing && w.pending > 0 && w.pending+len(frame) > w.budget {
+		w.waiting += len(frame)
+		for !w.closed && w.flushing && w.pending > 0 && w.pending+len(frame) > w.budget {
+			w.idle.Wait()
+		}
+		w.waiting -= len(frame)
 	}
-	if w.flushing || (w.corked && !wait) {
+	if w.closed {
+		err := w.err
+		w.mu.Unlock()
+		if err == nil {
+			err = ErrClosed
+		}
+		return err
+	}
+	gather := w.flushing || (w.corked && len(w.batch)+len(frame) <= corkMaxBytes)
+	if gather {
 		w.batch = append(w.batch, frame...)
+		w.pending += len(frame)
+		if !w.flushing && !w.timed {
+			w.timed = true
+			w.timer.Reset(corkMaxDelay)
+		}
 		if !wait {
 			w.mu.Unlock()
 			return nil
@@ -60,7 +93,8 @@ func (w *writer) write(frame []byte, wait bool) error {
 		}
 		return w.flushLocked(nil)
 	}
-	if len(w.batch) > 0 { // corked frames go first, in order
+	w.pending += len(frame)
+	if len(w.batch) > 0 { // gathered frames go first, in order
 		w.batch = append(w.batch, frame...)
 		return w.flushLocked(nil)
 	}
@@ -84,6 +118,7 @@ func (w *writer) flushLocked(first []byte) error {
 		w.mu.Unlock()
 		err = writeFrames(w.out, out)
 		w.mu.Lock()
+		w.pending -= len(out)
 		if first == nil || &out[0] != &first[0] {
 			if cap(out) <= maxSpare {
 				w.spare = out[:0]
@@ -92,23 +127,20 @@ func (w *writer) flushLocked(first []byte) error {
 			}
 		}
 		out, first = nil, nil
+		w.idle.Broadcast()
 		if err != nil {
-			w.closed, w.err, w.batch = true, err, nil
+			w.closed, w.err, w.batch, w.pending = true, err, nil, 0
 			break
 		}
 	}
 	w.flushing = false
 	w.idle.Broadcast()
 	w.mu.Unlock()
-	if err != nil && w.onError != nil {
-		w.onError(err)
-	}
 	return err
 }
 
-// cork makes writes gather in the batch instead of being written, while
-// the reader works through input it already has (pipelined requests): the
-// batch then goes out in one write when the reader uncorks.
+// cork makes writes gather in the batch while the reader works through
+// input it already has (pipelined requests).
 func (w *writer) cork() {
 	w.mu.Lock()
 	w.corked = true
@@ -125,6 +157,33 @@ func (w *writer) uncork() {
 		return
 	}
 	_ = w.flushLocked(nil)
+}
+
+// corkExpired writes a corked batch whose first frame has waited
+// corkMaxDelay.
+func (w *writer) corkExpired() {
+	w.mu.Lock()
+	w.timed = false
+	if w.flushing || w.closed || len(w.batch) == 0 {
+		w.mu.Unlock()
+		return
+	}
+	_ = w.flushLocked(nil)
+}
+
+// pace blocks while more than the budget is queued, being written, or held
+// by writers waiting for room.
+func (w *writer) pace(done <-chan struct{}) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for !w.closed && w.pending+w.waiting > w.budget {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		w.idle.Wait()
+	}
 }
 
 // pipeBuf is the size up to which a write to a pipe is atomic (POSIX
@@ -161,5 +220,8 @@ func (w *writer) close() {
 	w.mu.Lock()
 	w.closed = true
 	w.batch = nil
+	w.pending = 0
+	w.idle.Broadcast()
 	w.mu.Unlock()
+	w.timer.Stop()
 }

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// AuditSink sees every tools/call that passed input validation (SPEC §7.5).
+// AuditSink sees every tools/call that passed input validation.
 // Enter runs before the handler; when it returns an error the call fails
 // with AUDIT_ENTER_FAILED and the handler does not run. Exit runs exactly
 // once after every successful Enter, when the handler has returned (also

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"github.com/mcprt/mcprt/internal/jsontext"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,7 +15,7 @@ import (
 	"github.com/mcprt/mcprt/jsonrpc"
 )
 
-// Completion outcomes (SPEC §7.6).
+// Completion outcomes: what a completion record says happened to a call.
 const (
 	OutcomeSuccess               = "success"
 	OutcomeToolError             = "tool_error"
@@ -27,6 +28,16 @@ const (
 
 // errTimeout is the cause of a handler context cancelled at its deadline.
 var errTimeout = errors.New("mcp: the tool's deadline passed")
+
+// Why a handler's context was cancelled, as context.Cause reports it:
+// ErrTimeout (the tool's deadline passed: the client got TIMEOUT),
+// ErrCancelled (the client sent notifications/cancelled) or ErrSessionClosed
+// (the session closed: the client went away or the server is shutting
+// down).
+var (
+	ErrTimeout       = errTimeout
+	ErrSessionClosed = jsonrpc.ErrClosed
+)
 
 // callParams are the params of tools/call, as raw JSON values.
 type callParams struct {
@@ -44,14 +55,14 @@ func parseCallParams(params json.RawMessage) (callParams, error) {
 		return p, nil
 	}
 	dup := ""
-	isObj := eachMember(params, func(key, value []byte) bool {
+	isObj := jsontext.EachMember(params, func(key, value []byte) bool {
 		var slot *json.RawMessage
 		switch {
-		case keyIs(key, "name"):
+		case jsontext.KeyIs(key, "name"):
 			slot = &p.Name
-		case keyIs(key, "arguments"):
+		case jsontext.KeyIs(key, "arguments"):
 			slot = &p.Arguments
-		case keyIs(key, "_meta"):
+		case jsontext.KeyIs(key, "_meta"):
 			slot = &p.Meta
 		default:
 			return true
@@ -81,6 +92,7 @@ type toolCall struct {
 	payload int
 	start   time.Time
 	rt      *registeredTool
+	req     CallToolRequest // what the handler sees
 
 	// The call is its handler's context: the request's context (cancelled
 	// by the client, the connection's end, or the deadline), plus the
@@ -105,8 +117,9 @@ type handlerResult struct {
 	err   error
 }
 
-// handleCall is the tools/call pipeline of SPEC §7.3. Step 1 (the state
-// gate) is the router's.
+// handleCall is the tools/call pipeline, steps 2 to 14 (step 1, the state
+// gate, is Route's). Every answer goes out through jsonrpc.Respond, so the
+// completion record says what the client saw.
 func (sess *Session) handleCall(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	s := sess.srv
 	// Step 2: params shape.
@@ -115,21 +128,21 @@ func (sess *Session) handleCall(ctx context.Context, req *jsonrpc.Request) (any,
 		sess.protocolErrorRecord("", clientCorrelationID(req.Params))
 		return nil, perr
 	}
-	name, ok := stringValue(p.Name)
+	name, ok := jsontext.String(p.Name)
 	switch {
 	case !ok:
 		sess.protocolErrorRecord("", clientCorrelationID(req.Params))
 		return nil, invalidParams(`tools/call needs params.name, the tool's name as a string`)
 	case p.Arguments != nil && !isObject(p.Arguments):
 		sess.protocolErrorRecord(name, clientCorrelationID(req.Params))
-		return nil, invalidParams(`tools/call params.arguments must be an object (or absent), got ` + clipRaw(p.Arguments))
+		return nil, invalidParams(`tools/call params.arguments must be an object (or absent), got ` + jsontext.ClipBytes(p.Arguments, 40))
 	case p.Meta != nil && !isObject(p.Meta):
 		sess.protocolErrorRecord(name, clientCorrelationID(req.Params))
-		return nil, invalidParams(`tools/call params._meta must be an object, got ` + clipRaw(p.Meta))
+		return nil, invalidParams(`tools/call params._meta must be an object, got ` + jsontext.ClipBytes(p.Meta, 40))
 	}
 	// Step 3: ids.
 	c := &toolCall{sess: sess, tool: name, start: s.clock.Now(), runID: s.ids.NewID(),
-		cid: metaCorrelationID(p.Meta)}
+		cid: metaCorrelationID(p.Meta), Context: ctx}
 	if c.cid == "" {
 		c.cid = s.ids.NewID()
 	}
@@ -137,6 +150,8 @@ func (sess *Session) handleCall(ctx context.Context, req *jsonrpc.Request) (any,
 	if args == nil {
 		args = json.RawMessage(`{}`)
 	}
+	c.req = CallToolRequest{Session: sess, Name: name, Arguments: args, Meta: Meta(p.Meta),
+		ProtocolVersion: sess.ProtocolVersion(), RunID: c.runID, CorrelationID: c.cid}
 	// Step 4: payload size.
 	c.payload = core.CompactLen(args)
 	if c.payload > s.cfg.Tools.MaxPayloadBytes {
@@ -151,11 +166,11 @@ func (sess *Session) handleCall(ctx context.Context, req *jsonrpc.Request) (any,
 	// Step 5: existence.
 	c.rt = s.tool(name)
 	if c.rt == nil {
-		return c.fail(core.NewError(core.CodeNotFound, "unknown tool "+quoteString(name)+
+		return c.fail(core.NewError(core.CodeNotFound, "unknown tool "+jsontext.Quote(name)+
 			"; call tools/list to see the tools this server offers"), true)
 	}
 	if auth := c.rt.def.Authorize; auth != nil {
-		if err := auth(ctx); err != nil {
+		if err := auth(ctx, &c.req); err != nil {
 			return c.fail(core.AsError(err), true)
 		}
 	}
@@ -187,11 +202,10 @@ func (sess *Session) handleCall(ctx context.Context, req *jsonrpc.Request) (any,
 // when it fires first, the client gets TIMEOUT at once (jsonrpc.Respond)
 // while the handler runs on, holding its slot, until it returns.
 func (c *toolCall) run(ctx context.Context, args json.RawMessage) (any, error) {
-	c.Context = ctx
 	c.info = callInfo{runID: c.runID, correlationID: c.cid, tool: c.tool, session: c.sess}
 	c.deadlineDone = make(chan struct{})
-	c.deadlineAt = time.Now().Add(c.timeout())
-	timer := time.AfterFunc(c.timeout(), c.deadline)
+	c.deadlineAt = c.sess.srv.clock.Now().Add(c.timeout())
+	timer := c.sess.srv.clock.AfterFunc(c.timeout(), c.deadline)
 	// Step 8: exclusive lock; waiting counts against the deadline.
 	if c.rt.lock != nil {
 		select {
@@ -263,7 +277,7 @@ func (c *toolCall) deadline() {
 // stop marks the handler as returned and settles the race with the
 // deadline timer. It reports whether the deadline fired first; then it
 // has finished its work (answer and record) when stop returns.
-func (c *toolCall) stop(timer *time.Timer) bool {
+func (c *toolCall) stop(timer core.Timer) bool {
 	c.mu.Lock()
 	c.returned = true
 	expired := c.expired
@@ -280,7 +294,7 @@ func (c *toolCall) stop(timer *time.Timer) bool {
 // (!ran): a normal finish, or the late end of a call that was already
 // answered with TIMEOUT, cancelled by the client, or cut off by the
 // connection's end.
-func (c *toolCall) settle(timer *time.Timer, r handlerResult, ran bool) (any, error) {
+func (c *toolCall) settle(timer core.Timer, r handlerResult, ran bool) (any, error) {
 	c.stop(timer)
 	var outcome string
 	switch {
@@ -354,7 +368,7 @@ func (c *toolCall) callHandler(ctx context.Context, args json.RawMessage) (r han
 				"the server keeps serving. Report it to the tool's author").WithDetail("reason", "panic")}
 		}
 	}()
-	v, err := c.rt.def.Handler(ctx, args)
+	v, err := c.rt.def.Handler(ctx, &c.req)
 	return handlerResult{value: v, err: err}
 }
 
@@ -371,9 +385,13 @@ func (c *toolCall) finish(r handlerResult) (any, error) {
 	if terr != nil {
 		return c.fail(terr, true)
 	}
+	if !jsonrpc.Respond(c.Context, jsonrpc.CompactJSON(res)) { // made by wrap's encoder
+		c.record(OutcomeAborted, "", true) // cancelled by the client: no answer went out
+		return nil, jsonrpc.ErrNoResponse
+	}
 	c.resetExhaustion()
 	c.record(OutcomeSuccess, "", true)
-	return jsonrpc.CompactJSON(res), nil // made by wrap's encoder
+	return nil, jsonrpc.ErrNoResponse
 }
 
 // abandonOutcome maps the cause of a cancelled handler context to the
@@ -388,15 +406,20 @@ func abandonOutcome(cause error) string {
 	return OutcomeAborted
 }
 
-// fail sends a tool error and writes the call's tool_error record. reset
-// says whether this completion resets the RESOURCE_EXHAUSTED counter.
+// fail sends a tool error and writes the call's tool_error record (aborted
+// when the client cancelled and got no answer). reset says whether this
+// completion resets the RESOURCE_EXHAUSTED counter.
 func (c *toolCall) fail(e *core.Error, reset bool) (any, error) {
 	e = c.stamp(e)
+	if !jsonrpc.Respond(c.Context, jsonrpc.CompactJSON(toolErrorResult(e))) {
+		c.record(OutcomeAborted, "", true)
+		return nil, jsonrpc.ErrNoResponse
+	}
 	if reset {
 		c.resetExhaustion()
 	}
 	c.record(OutcomeToolError, string(e.Code), true)
-	return jsonrpc.CompactJSON(toolErrorResult(e)), nil
+	return nil, jsonrpc.ErrNoResponse
 }
 
 // stamp returns a copy of e carrying the call's ids and retryable flag.
@@ -441,11 +464,4 @@ func problemText(p schemaProblem) string {
 		path = "(root)"
 	}
 	return "at " + path + ": " + p.Message
-}
-
-func clipRaw(raw json.RawMessage) string {
-	if len(raw) > 40 {
-		return string(raw[:40]) + "…"
-	}
-	return string(raw)
 }

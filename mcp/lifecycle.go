@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/internal/jsontext"
 	"github.com/mcprt/mcprt/jsonrpc"
 )
 
@@ -20,73 +21,120 @@ const (
 	LatestVersion = Version20251125
 )
 
-// SupportedVersions lists the session-based revisions mcprt negotiates.
-var SupportedVersions = []string{Version20241105, Version20250326, Version20250618, Version20251125}
-
-// The MCP method names the lifecycle uses.
-const (
-	MethodInitialize    = "initialize"
-	MethodPing          = "ping"
-	MethodShutdown      = "shutdown"
-	NotifyInitialized   = "notifications/initialized"
-	NotifyCancelled     = "notifications/cancelled"
-	maxCorrelationBytes = 128
-)
-
-// clientInfo is what the client said about itself in initialize.
-type clientInfo struct {
-	Name    string `json:"name"`
-	Version string `json:"version"`
+// SupportedVersions returns the session-based revisions mcprt negotiates,
+// oldest first.
+func SupportedVersions() []string {
+	return []string{Version20241105, Version20250326, Version20250618, Version20251125}
 }
 
-// emptyResult is the {} that ping and shutdown answer with.
-var emptyResult = json.RawMessage(`{}`)
+// CodeNotInitialized is the JSON-RPC error code of a request that arrived
+// before the session was running.
+const CodeNotInitialized int64 = -32002
 
-// router builds the session's state machine: the lifecycle gate and the
-// methods of the MCP layer.
-func (sess *Session) router() *jsonrpc.Router {
-	r := jsonrpc.NewRouter(jsonrpc.RouterConfig{
-		Initialized:        NotifyInitialized,
-		NotInitialized:     sess.notInitialized,
-		AlreadyInitialized: alreadyInitialized,
-	})
-	r.Handle(MethodInitialize, jsonrpc.Method{Phase: jsonrpc.PhaseHandshake, Inline: true,
-		Handler: jsonrpc.HandlerFunc(sess.initialize)})
-	r.Handle(MethodPing, jsonrpc.Method{Phase: jsonrpc.PhaseAlways, Inline: true,
-		Handler: jsonrpc.HandlerFunc(ping)})
-	r.Handle(MethodShutdown, jsonrpc.Method{Phase: jsonrpc.PhaseRunning, Inline: true, CloseAfter: true,
-		Handler: jsonrpc.HandlerFunc(sess.handleShutdown)})
-	r.HandleNotification(NotifyCancelled, jsonrpc.Notify{Phase: jsonrpc.PhaseAlways,
-		Handler: jsonrpc.NotificationFunc(sess.cancelled)})
-	sess.registerMethods(r)
+const maxCorrelationBytes = 128
+
+// Route is the lifecycle gate and method router: the one place that
+// decides what a request means in the session's current state. It runs on
+// the reading goroutine, in arrival order.
+func (sess *Session) Route(_ context.Context, req *jsonrpc.Request) jsonrpc.Route {
+	st := sess.State()
+	r, known := sess.routes[req.Method]
+	spec := methodTable[req.Method]
+	switch {
+	case st == StateClosed:
+		return jsonrpc.Route{Handler: noResponse}
+	case known && spec.gate == gateAlways:
+		return r
+	case known && spec.gate == gateHandshake:
+		if st != StateStarting {
+			return jsonrpc.Route{Err: jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
+				"Invalid Request: already initialized; send initialize once per connection")}
+		}
+		return r
+	case st != StateRunning:
+		return jsonrpc.Route{Err: sess.notInitialized(req)}
+	case !known:
+		return jsonrpc.Route{} // the engine's -32601
+	}
 	return r
 }
 
-// stateErrorData is the data of a -32002 state error (SPEC §6).
+var noResponse = jsonrpc.HandlerFunc(func(context.Context, *jsonrpc.Request) (any, error) {
+	return nil, jsonrpc.ErrNoResponse
+})
+
+// Notification handles the client's notifications on the reading
+// goroutine.
+func (sess *Session) Notification(_ context.Context, n *jsonrpc.Notification) {
+	switch n.Method {
+	case NotifyInitialized:
+		switch from, moved := sess.advance(evReady); {
+		case moved:
+		case from == StateStarting:
+			sess.log.Warn("ignored notification: the client has not sent initialize yet",
+				"method", n.Method, "state", from.String())
+		default:
+			sess.log.Debug("ignored repeated notification", "method", n.Method)
+		}
+	case NotifyCancelled:
+		sess.cancelled(n)
+	default:
+		sess.log.Debug("ignored notification", "method", jsontext.Clip(n.Method, jsontext.MaxEcho),
+			"state", sess.State().String())
+	}
+}
+
+// Batch admits JSON-RPC batches only under the revision that has them.
+func (sess *Session) Batch() *jsonrpc.Error {
+	if sess.State() != StateStarting && sess.ProtocolVersion() == Version20250326 {
+		return nil
+	}
+	return jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Invalid Request: batches are not part of "+
+		"the negotiated protocol revision (only 2025-03-26 has them); send one message per line")
+}
+
+// errorData gives every error response's data a correlationId: the
+// client's params._meta.correlationId when there is one, otherwise the
+// connection's.
+func (sess *Session) errorData(params json.RawMessage, data map[string]any) map[string]any {
+	if _, ok := data["correlationId"]; ok {
+		return data
+	}
+	cid := clientCorrelationID(params)
+	if cid == "" {
+		cid = sess.cid
+	}
+	if data == nil {
+		return map[string]any{"correlationId": cid}
+	}
+	out := make(map[string]any, len(data)+1)
+	for k, v := range data {
+		out[k] = v
+	}
+	out["correlationId"] = cid
+	return out
+}
+
+// stateErrorData is the data of a -32002 state error.
 type stateErrorData struct {
 	Code          core.Code `json:"code"`
 	Message       string    `json:"message"`
 	CorrelationID string    `json:"correlationId"`
 }
 
-func (sess *Session) notInitialized(c *jsonrpc.Conn, req *jsonrpc.Request) *jsonrpc.Error {
+func (sess *Session) notInitialized(req *jsonrpc.Request) *jsonrpc.Error {
 	msg := "the session is not initialized: send initialize, then notifications/initialized, before " +
-		quoteString(req.Method)
-	if c.State() == jsonrpc.StateInitializing {
-		msg = "the session is not initialized yet: send notifications/initialized before " + quoteString(req.Method)
+		jsontext.Quote(req.Method)
+	if sess.State() == StateInitializing {
+		msg = "the session is not initialized yet: send notifications/initialized before " + jsontext.Quote(req.Method)
 	}
 	if req.Method == MethodToolsCall {
 		p, _ := parseCallParams(req.Params)
-		name, _ := stringValue(p.Name)
-		sess.protocolErrorRecord(name, sess.cid)
+		name, _ := jsontext.String(p.Name)
+		sess.protocolErrorRecord(jsontext.Clip(name, jsontext.MaxEcho), sess.cid)
 	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeNotInitialized, Message: "Not initialized",
+	return &jsonrpc.Error{Code: CodeNotInitialized, Message: "Not initialized",
 		Data: stateErrorData{Code: core.CodeNotInitialized, Message: msg, CorrelationID: sess.cid}}
-}
-
-func alreadyInitialized(*jsonrpc.Conn, *jsonrpc.Request) *jsonrpc.Error {
-	return jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
-		"Invalid Request: already initialized; send initialize once per connection")
 }
 
 // initializeParams are the params of initialize.
@@ -98,24 +146,10 @@ type initializeParams struct {
 
 // initializeResult is the InitializeResult.
 type initializeResult struct {
-	ProtocolVersion string       `json:"protocolVersion"`
-	Capabilities    capabilities `json:"capabilities"`
-	ServerInfo      serverInfo   `json:"serverInfo"`
-	Instructions    string       `json:"instructions,omitempty"`
-}
-
-type serverInfo struct {
-	Name    string `json:"name"`
-	Version string `json:"version"`
-}
-
-// capabilities advertise exactly what is implemented.
-type capabilities struct {
-	Tools *listChanged `json:"tools,omitempty"`
-}
-
-type listChanged struct {
-	ListChanged bool `json:"listChanged"`
+	ProtocolVersion string         `json:"protocolVersion"`
+	Capabilities    capabilities   `json:"capabilities"`
+	ServerInfo      Implementation `json:"serverInfo"`
+	Instructions    string         `json:"instructions,omitempty"`
 }
 
 func (sess *Session) initialize(_ context.Context, req *jsonrpc.Request) (any, error) {
@@ -126,37 +160,44 @@ func (sess *Session) initialize(_ context.Context, req *jsonrpc.Request) (any, e
 	if p.ProtocolVersion == nil {
 		return nil, invalidParams(`initialize needs params.protocolVersion, a string such as "` + LatestVersion + `"`)
 	}
-	if p.Capabilities != nil && !isObject(*p.Capabilities) {
-		return nil, invalidParams("initialize params.capabilities must be an object")
+	var caps ClientCapabilities
+	if p.Capabilities != nil {
+		if !isObject(*p.Capabilities) || json.Unmarshal(*p.Capabilities, &caps) != nil {
+			return nil, invalidParams("initialize params.capabilities must be an object whose members are objects")
+		}
+		caps.Raw = append(json.RawMessage(nil), *p.Capabilities...)
 	}
-	var ci clientInfo
+	var ci Implementation
 	if p.ClientInfo != nil {
 		if !isObject(*p.ClientInfo) || json.Unmarshal(*p.ClientInfo, &ci) != nil {
 			return nil, invalidParams("initialize params.clientInfo must be an object with string name and version")
 		}
 	}
 	version := LatestVersion
-	for _, v := range SupportedVersions {
+	for _, v := range SupportedVersions() {
 		if v == *p.ProtocolVersion {
 			version = v
 		}
 	}
 	sess.mu.Lock()
-	sess.version = version
+	sess.version, sess.clientCaps, sess.clientInfo = version, caps, ci
 	sess.mu.Unlock()
-	sess.conn.SetBatching(version == Version20250326)
-	sess.log.Info("initialize", "requestedVersion", *p.ProtocolVersion, "protocolVersion", version,
-		"clientName", ci.Name, "clientVersion", ci.Version)
+	sess.advance(evInitialized)
+	sess.log.Info("initialize", "requestedVersion", jsontext.Clip(*p.ProtocolVersion, 64), "protocolVersion", version,
+		"clientName", jsontext.Clip(ci.Name, jsontext.MaxEcho), "clientVersion", jsontext.Clip(ci.Version, 64))
 	cfg := sess.srv.cfg
 	return initializeResult{
 		ProtocolVersion: version,
 		Capabilities:    sess.srv.capabilities(),
-		ServerInfo:      serverInfo{Name: cfg.Server.Name, Version: cfg.Server.Version},
+		ServerInfo:      Implementation{Name: cfg.Server.Name, Version: cfg.Server.Version},
 		Instructions:    cfg.Server.Instructions,
 	}, nil
 }
 
-func ping(context.Context, *jsonrpc.Request) (any, error) { return emptyResult, nil }
+// emptyResult is the {} that ping and shutdown answer with.
+var emptyResult = jsonrpc.CompactJSON(`{}`)
+
+func (sess *Session) ping(context.Context, *jsonrpc.Request) (any, error) { return emptyResult, nil }
 
 func (sess *Session) handleShutdown(context.Context, *jsonrpc.Request) (any, error) {
 	sess.mu.Lock()
@@ -168,53 +209,54 @@ func (sess *Session) handleShutdown(context.Context, *jsonrpc.Request) (any, err
 
 // cancelled handles notifications/cancelled: the request it names gets its
 // context cancelled and no response.
-func (sess *Session) cancelled(_ context.Context, n *jsonrpc.Notification) {
+func (sess *Session) cancelled(n *jsonrpc.Notification) {
 	var p struct {
 		RequestID *jsonrpc.ID `json:"requestId"`
 		Reason    string      `json:"reason"`
 	}
 	if err := json.Unmarshal(n.Params, &p); err != nil || p.RequestID == nil {
-		sess.log.Warn("ignored notifications/cancelled without a valid params.requestId")
+		sess.srv.engineLog.Warn("ignored notifications/cancelled without a valid params.requestId",
+			"connectionCorrelationId", sess.cid)
 		return
 	}
+	id := jsontext.Clip(p.RequestID.String(), jsontext.MaxEcho)
 	if !sess.conn.Cancel(*p.RequestID, errCancelledByClient) {
-		sess.log.Debug("notifications/cancelled names no request in flight", "requestId", p.RequestID.String())
+		sess.log.Debug("notifications/cancelled names no request in flight", "requestId", id)
 		return
 	}
-	sess.log.Info("request cancelled by the client", "requestId", p.RequestID.String(),
-		"reason", p.Reason)
+	sess.log.Info("request cancelled by the client", "requestId", id,
+		"reason", jsontext.Clip(p.Reason, 256))
 }
 
 // errCancelledByClient is the cause of a context cancelled by
 // notifications/cancelled.
 var errCancelledByClient = errors.New("mcp: the client cancelled the request")
 
+// ErrCancelled reports, through context.Cause of a handler's context, that
+// the client cancelled the request (notifications/cancelled).
+var ErrCancelled = errCancelledByClient
+
+// cancelNotification is the notifications/cancelled the server sends when
+// it abandons a request it sent to the client.
+func cancelNotification(id jsonrpc.ID, cause error) (string, any) {
+	reason := "the server no longer needs the answer"
+	if cause != nil {
+		reason += ": " + cause.Error()
+	}
+	return NotifyCancelled, map[string]any{"requestId": id, "reason": reason}
+}
+
 // clientCorrelationID returns params._meta.correlationId when it is a
 // non-empty string of at most 128 bytes, else "". Member names are matched
 // exactly.
 func clientCorrelationID(params json.RawMessage) string {
-	var meta []byte
-	eachMember(params, func(key, value []byte) bool {
-		if keyIs(key, "_meta") {
-			meta = value
-			return false
-		}
-		return true
-	})
-	return metaCorrelationID(meta)
+	return metaCorrelationID(jsontext.Member(params, "_meta"))
 }
 
 // metaCorrelationID returns _meta.correlationId from a raw _meta object
 // when it is a non-empty string of at most 128 bytes, else "".
 func metaCorrelationID(meta []byte) string {
-	cid := ""
-	eachMember(meta, func(key, value []byte) bool {
-		if keyIs(key, "correlationId") {
-			cid, _ = stringValue(value)
-			return false
-		}
-		return true
-	})
+	cid, _ := jsontext.String(jsontext.Member(meta, "correlationId"))
 	if len(cid) > maxCorrelationBytes {
 		return ""
 	}

@@ -2,105 +2,100 @@ package mcp
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
-	"strings"
 
 	"github.com/mcprt/mcprt/jsonrpc"
 )
 
-// MCP method names served in RUNNING.
+// MCP method and notification names.
 const (
+	MethodInitialize       = "initialize"
+	MethodPing             = "ping"
+	MethodShutdown         = "shutdown"
 	MethodToolsList        = "tools/list"
 	MethodToolsCall        = "tools/call"
+	NotifyInitialized      = "notifications/initialized"
+	NotifyCancelled        = "notifications/cancelled"
 	NotifyToolsListChanged = "notifications/tools/list_changed"
-	cursorPrefix           = "mcprt-tools:"
 )
 
-// registerMethods adds the MCP methods served in RUNNING.
-func (sess *Session) registerMethods(r *jsonrpc.Router) {
-	r.Handle(MethodToolsList, jsonrpc.Method{Inline: true, Handler: jsonrpc.HandlerFunc(sess.listTools)})
-	r.Handle(MethodToolsCall, jsonrpc.Method{Handler: jsonrpc.HandlerFunc(sess.handleCall)})
+// gate says in which lifecycle states a method is served.
+type gate uint8
+
+const (
+	// gateRunning methods are served only in RUNNING; earlier they get
+	// -32002 Not initialized.
+	gateRunning gate = iota
+	// gateAlways methods are served in every state but CLOSED (ping).
+	gateAlways
+	// gateHandshake is initialize: served in STARTING only; later it is
+	// -32600 already initialized.
+	gateHandshake
+)
+
+// methodSpec is one entry of the method table.
+type methodSpec struct {
+	handle func(sess *Session, ctx context.Context, req *jsonrpc.Request) (any, error)
+	gate   gate
+	// inline runs the handler on the reading goroutine, in order: only
+	// for cheap handlers that never block.
+	inline bool
+	// closeAfter closes the session once the answer is written.
+	closeAfter bool
+	// capability is the server capability the method implies ("" for
+	// none); initialize advertises it.
+	capability string
 }
 
-// capabilities returns what the server advertises in initialize: exactly
-// what is implemented.
+// methodTable is every MCP request method the server serves. Adding a
+// method is adding one entry. It is set once, at package initialization,
+// and never changed.
+var methodTable map[string]methodSpec
+
+func init() {
+	methodTable = map[string]methodSpec{
+		MethodInitialize: {handle: (*Session).initialize, gate: gateHandshake, inline: true},
+		MethodPing:       {handle: (*Session).ping, gate: gateAlways, inline: true},
+		MethodShutdown:   {handle: (*Session).handleShutdown, inline: true, closeAfter: true},
+		MethodToolsList:  {handle: (*Session).listTools, inline: true, capability: "tools"},
+		MethodToolsCall:  {handle: (*Session).handleCall, capability: "tools"},
+	}
+}
+
+// bindMethods binds the method table to one session, once, so that
+// routing a request allocates nothing.
+func bindMethods(sess *Session) map[string]jsonrpc.Route {
+	routes := make(map[string]jsonrpc.Route, len(methodTable))
+	for name, spec := range methodTable {
+		h := spec.handle
+		routes[name] = jsonrpc.Route{
+			Handler: jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+				return h(sess, ctx, req)
+			}),
+			Inline:     spec.inline,
+			CloseAfter: spec.closeAfter,
+		}
+	}
+	return routes
+}
+
+// capabilities advertise exactly what is implemented.
+type capabilities struct {
+	Tools *listChanged `json:"tools,omitempty"`
+}
+
+type listChanged struct {
+	ListChanged bool `json:"listChanged"`
+}
+
+// capabilities computes what initialize advertises from the method table:
+// a capability is advertised when a method that implies it is served.
 func (s *Server) capabilities() capabilities {
-	return capabilities{Tools: &listChanged{ListChanged: true}}
-}
-
-// notifyToolsChanged sends notifications/tools/list_changed to a running
-// session.
-func (sess *Session) notifyToolsChanged() {
-	if sess.conn.State() != jsonrpc.StateRunning {
-		return
-	}
-	if err := sess.conn.Notify(NotifyToolsListChanged, nil); err != nil {
-		sess.log.Debug("could not send tools/list_changed", "error", err.Error())
-	}
-}
-
-// listTools is tools/list (SPEC §7.2): admitted tools sorted by name, a
-// page at a time.
-func (sess *Session) listTools(_ context.Context, req *jsonrpc.Request) (any, error) {
-	var p struct {
-		Cursor *string `json:"cursor"`
-	}
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
-	}
-	after := ""
-	if p.Cursor != nil {
-		name, ok := decodeCursor(*p.Cursor)
-		if !ok {
-			return nil, invalidParams("invalid cursor " + quoteString(clip(*p.Cursor, 64)) +
-				": pass the nextCursor of the previous tools/list result unchanged, or omit it for the first page")
-		}
-		after = name
-	}
-	version := sess.ProtocolVersion()
-	tools := sess.srv.sortedTools()
-	start := 0
-	if after != "" {
-		for start < len(tools) && tools[start].def.Name <= after {
-			start++
+	var c capabilities
+	for _, spec := range methodTable {
+		switch spec.capability {
+		case "tools":
+			c.Tools = &listChanged{ListChanged: true}
 		}
 	}
-	size := sess.srv.cfg.Tools.PageSize
-	end := min(start+size, len(tools))
-	var b strings.Builder
-	b.WriteString(`{"tools":[`)
-	for i, rt := range tools[start:end] {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(rt.listing(version))
-	}
-	b.WriteByte(']')
-	if end < len(tools) {
-		b.WriteString(`,"nextCursor":`)
-		b.WriteString(quoteString(encodeCursor(tools[end-1].def.Name)))
-	}
-	b.WriteByte('}')
-	return json.RawMessage(b.String()), nil
-}
-
-func encodeCursor(name string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + name))
-}
-
-func decodeCursor(c string) (string, bool) {
-	raw, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil || !strings.HasPrefix(string(raw), cursorPrefix) {
-		return "", false
-	}
-	name := strings.TrimPrefix(string(raw), cursorPrefix)
-	return name, validToolName(name)
-}
-
-func clip(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
+	return c
 }

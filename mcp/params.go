@@ -75,10 +75,6 @@ func isObject(raw json.RawMessage) bool {
 	return false
 }
 
-func quoteString(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
 
 // marshalCompact encodes v as compact JSON without HTML escaping, into a
 // new slice of its own.

@@ -8,7 +8,7 @@ import (
 	"github.com/mcprt/mcprt/core"
 )
 
-// record writes the call's completion record (SPEC §7.6). final records
+// record writes the call's completion record. final records
 // (every outcome but timeout) are written at most once per call.
 func (c *toolCall) record(outcome, code string, final bool) {
 	if final && !c.finalRecorded.CompareAndSwap(false, true) {

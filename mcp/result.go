@@ -75,7 +75,7 @@ func EmbeddedResourceContent(r ResourceContents) Content {
 	return Content{Type: "resource", Resource: &r}
 }
 
-// toolErrorResult is the tools/call result of a tool error (SPEC §6): the
+// toolErrorResult is the tools/call result of a tool error: the
 // first content block is text holding the StructuredError's JSON.
 func toolErrorResult(e *core.Error) json.RawMessage {
 	text, err := json.Marshal(e)

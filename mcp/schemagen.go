@@ -336,3 +336,20 @@ func validJSONTagName(name string) bool {
 	}
 	return true
 }
+
+// deriveOutputSchema returns the output schema of a typed tool's result
+// type when it is a struct (or a pointer to one), and ok false for types
+// whose results are not objects.
+func deriveOutputSchema(t reflect.Type) (json.RawMessage, bool, error) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || t == reflect.TypeFor[CallToolResult]() {
+		return nil, false, nil
+	}
+	schema, err := deriveSchema(t)
+	if err != nil {
+		return nil, false, err
+	}
+	return schema, true, nil
+}

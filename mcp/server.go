@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -15,7 +16,12 @@ import (
 // Options configures a Server. Nil fields get defaults: the default
 // configuration, a discarding logger, random UUIDs and the system clock.
 type Options struct {
+	// Name and Version are the serverInfo a client sees. They override
+	// server.name and server.version of Config; empty means the
+	// configuration's (by default "mcprt" and "dev").
+	Name, Version string
 	// Config is the server's configuration (core.DefaultConfig when nil).
+	// Use core.LoadConfig to read it from a file and MCPRT_* variables.
 	Config *core.Config
 	// Logger receives the server's logs; request-scoped loggers derive
 	// from it.
@@ -24,8 +30,9 @@ type Options struct {
 	IDs core.IDGenerator
 	// Clock tells the time.
 	Clock core.Clock
-	// Transport names the transport sessions arrive on ("stdio" by
-	// default); admin policy decisions depend on it.
+	// Transport names the transport sessions arrive on when Connect is
+	// not told otherwise ("stdio" by default); tools may decide by it
+	// (the admin policy does).
 	Transport string
 	// Audit sees every tools/call that passed validation (default: a
 	// no-op sink).
@@ -37,10 +44,14 @@ type Options struct {
 }
 
 // Server is an MCP server: its configuration and everything registered on
-// it, shared by the sessions it serves. Create it with NewServer.
+// it, shared by the sessions it serves. Create it with NewServer, register
+// tools, then Run it over a transport (or Connect sessions yourself). All
+// methods are safe for concurrent use; tools may be added and removed while
+// sessions run (they are told with notifications/tools/list_changed).
 type Server struct {
 	cfg       core.Config
 	log       *slog.Logger
+	engineLog *slog.Logger // for warnings a client can cause at will
 	ids       core.IDGenerator
 	clock     core.Clock
 	transport string
@@ -51,9 +62,7 @@ type Server struct {
 	slots     *core.Slots
 	exhausted core.ExhaustionCounter
 
-	toolsMu  sync.RWMutex // guards tools and toolList
-	tools    map[string]*registeredTool
-	toolList []*registeredTool // sorted by name
+	tools *registry[*registeredTool]
 
 	sessMu   sync.Mutex // guards sessions
 	sessions map[*Session]struct{}
@@ -69,13 +78,18 @@ func NewServer(opts Options) (*Server, error) {
 		audit:     opts.Audit,
 		telemetry: opts.Telemetry,
 		schemas:   newSchemaCompiler(),
-		tools:     map[string]*registeredTool{},
 		sessions:  map[*Session]struct{}{},
 	}
 	if opts.Config != nil {
 		s.cfg = *opts.Config
 	} else {
 		s.cfg = core.DefaultConfig("dev")
+	}
+	if opts.Name != "" {
+		s.cfg.Server.Name = opts.Name
+	}
+	if opts.Version != "" {
+		s.cfg.Server.Version = opts.Version
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -86,8 +100,12 @@ func NewServer(opts Options) (*Server, error) {
 	if s.clock == nil {
 		s.clock = core.SystemClock{}
 	}
+	// Warnings a client can trigger at will (unmatched responses, bad
+	// cancellations, over-long lines) pass 10 times a minute per message;
+	// the next one that passes says how many were suppressed.
+	s.engineLog = slog.New(core.LimitRepeats(s.log.Handler(), s.clock, engineWarnBurst, engineWarnWindow))
 	if s.transport == "" {
-		s.transport = "stdio"
+		s.transport = TransportStdio
 	}
 	if s.audit == nil {
 		s.audit = NopAuditSink{}
@@ -100,8 +118,18 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	s.slots = core.NewSlots(s.cfg.Resources.MaxConcurrentExecutions)
 	s.started = s.clock.Now()
+	s.tools = newRegistry("tools", func(rt *registeredTool) string { return rt.def.Name },
+		func() { s.notifyRunning(NotifyToolsListChanged) })
 	return s, nil
 }
+
+const (
+	engineWarnBurst  = 10
+	engineWarnWindow = time.Minute
+)
+
+// TransportStdio is the name of the stdio transport.
+const TransportStdio = "stdio"
 
 // validateConfig catches a configuration built in code that LoadConfig would
 // have refused.
@@ -113,14 +141,14 @@ func validateConfig(cfg core.Config) error {
 		return fmt.Errorf("mcp: invalid configuration: every limit must be >= 1 " +
 			"(start from core.DefaultConfig and change what you need)")
 	}
+	if cfg.Server.Name == "" || cfg.Server.Version == "" {
+		return fmt.Errorf("mcp: invalid configuration: server.name and server.version must not be empty")
+	}
 	return nil
 }
 
 // Config returns a copy of the server's configuration.
 func (s *Server) Config() core.Config { return s.cfg }
-
-// Transport returns the name of the transport the server serves ("stdio").
-func (s *Server) Transport() string { return s.transport }
 
 // Telemetry returns the server's runtime sampler.
 func (s *Server) Telemetry() *core.Telemetry { return s.telemetry }
@@ -134,17 +162,23 @@ type Stats struct {
 	// MaxConcurrentExecutions is resources.maxConcurrentExecutions.
 	MaxConcurrentExecutions int
 	// ConsecutiveExhausted counts consecutive tools/call rejections with
-	// RESOURCE_EXHAUSTED at the payload or slot step (SPEC §8.1).
+	// RESOURCE_EXHAUSTED at the payload or slot step.
 	ConsecutiveExhausted int
+	// Sessions is the number of sessions being served.
+	Sessions int
 }
 
 // Stats returns the server's live figures.
 func (s *Server) Stats() Stats {
+	s.sessMu.Lock()
+	n := len(s.sessions)
+	s.sessMu.Unlock()
 	return Stats{
 		Uptime:                  s.clock.Now().Sub(s.started),
 		ConcurrentExecutions:    s.slots.InUse(),
 		MaxConcurrentExecutions: s.slots.Max(),
 		ConsecutiveExhausted:    s.exhausted.Value(),
+		Sessions:                n,
 	}
 }
 
@@ -159,90 +193,62 @@ func (s *Server) liveSessions() []*Session {
 	return out
 }
 
-// Session is one MCP connection: its lifecycle state, negotiated revision
-// and requests in flight.
-type Session struct {
-	srv  *Server
-	conn *jsonrpc.Conn
-	log  *slog.Logger
-	cid  string // connection correlation id
-
-	mu       sync.Mutex             // guards the fields below
-	version  string                 // negotiated protocol revision
-	shutdown bool                   // the client asked for shutdown
-	calls    map[*toolCall]struct{} // tool calls whose handler has not returned
-}
-
-// NewSession returns a session that reads messages from r and writes them
-// to w. Call Serve to run it.
-func (s *Server) NewSession(r io.Reader, w io.Writer) *Session {
-	sess := &Session{srv: s, cid: s.ids.NewID(), calls: map[*toolCall]struct{}{}}
-	sess.log = s.log.With("connectionCorrelationId", sess.cid)
-	sess.conn = jsonrpc.NewConn(r, w, sess.router(), jsonrpc.Options{
-		MaxMessageBytes:      s.cfg.Transport.MaxMessageBytes,
-		MaxInFlight:          s.cfg.Transport.MaxInFlight,
-		Logger:               sess.log,
-		CorrelationID:        sess.cid,
-		RequestCorrelationID: clientCorrelationID,
+// Lines returns the newline-delimited transport over r and w, limited as
+// the server's configuration says (transport.maxMessageBytes).
+func (s *Server) Lines(r io.Reader, w io.Writer) jsonrpc.Stream {
+	return jsonrpc.NewLine(r, w, jsonrpc.LineOptions{
+		MaxMessageBytes: s.cfg.Transport.MaxMessageBytes,
+		Logger:          s.engineLog,
 	})
-	return sess
 }
 
-// CorrelationID returns the session's connection correlation id.
-func (sess *Session) CorrelationID() string { return sess.cid }
+// Stdio returns the stdio transport: Lines over the process's standard
+// input and output. Logs must go elsewhere (standard error).
+func (s *Server) Stdio() jsonrpc.Stream { return s.Lines(os.Stdin, os.Stdout) }
 
-// State returns the session's lifecycle state.
-func (sess *Session) State() jsonrpc.State { return sess.conn.State() }
+// RunStdio serves one session over standard input and output until the
+// input ends, the client sends shutdown, or ctx is done; see Run.
+func (s *Server) RunStdio(ctx context.Context) error { return s.Run(ctx, s.Stdio()) }
 
-// ProtocolVersion returns the negotiated revision ("" before initialize).
-func (sess *Session) ProtocolVersion() string {
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	return sess.version
-}
-
-// ShutdownRequested reports whether the session ended because the client
-// sent shutdown.
-func (sess *Session) ShutdownRequested() bool {
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	return sess.shutdown
-}
-
-// Serve runs the session until its input ends, the client sends shutdown,
-// ctx is done or Close is called. On return the session is CLOSED: nothing
-// more is written and every request's context is cancelled.
-func (sess *Session) Serve(ctx context.Context) error {
-	s := sess.srv
-	s.sessMu.Lock()
-	s.sessions[sess] = struct{}{}
-	s.sessMu.Unlock()
-	defer func() {
-		s.sessMu.Lock()
-		delete(s.sessions, sess)
-		s.sessMu.Unlock()
-	}()
-	sess.log.Info("session started")
-	err := sess.conn.Serve(ctx)
-	sess.log.Info("session closed")
+// Run serves one session over stream until its input ends, the client
+// sends shutdown, or ctx is done, and then shuts it down gracefully: the
+// session closes (nothing more is written, every request's context is
+// cancelled), running handlers get up to server.shutdownTimeoutMs to
+// return, and a tool call still running then gets its completion record
+// with outcome aborted. Run returns nil after a clean end and the read
+// error otherwise.
+func (s *Server) Run(ctx context.Context, stream jsonrpc.Stream) error {
+	sess := s.Connect(stream, nil)
+	err := sess.Serve(ctx)
+	s.Shutdown(sess)
 	return err
 }
 
-// Done is closed when the session closes.
-func (sess *Session) Done() <-chan struct{} { return sess.conn.Done() }
-
-// Close closes the session (SPEC §4.2): the state becomes CLOSED, no further
-// bytes are written, and every in-flight request's context is cancelled.
-func (sess *Session) Close() { sess.conn.Close() }
-
-// Wait waits for the session's request and tool handlers to return (a tool
-// handler may outlive its request's TIMEOUT answer), or for ctx. When ctx
-// ends first, every tool call still running gets its completion record
-// with outcome aborted (SPEC §4.2) and ctx's error is returned.
-func (sess *Session) Wait(ctx context.Context) error {
-	if err := sess.conn.Wait(ctx); err != nil {
-		sess.abandonCalls()
-		return err
+// Shutdown closes sess and waits up to server.shutdownTimeoutMs for its
+// handlers; calls still running then are recorded as aborted. It reports
+// whether every handler returned in time.
+func (s *Server) Shutdown(sess *Session) bool {
+	sess.Close()
+	wait, cancel := context.WithTimeout(context.Background(),
+		time.Duration(s.cfg.Server.ShutdownTimeoutMs)*time.Millisecond)
+	defer cancel()
+	if err := sess.Wait(wait); err != nil {
+		sess.log.Warn("shutdown timeout passed with handlers still running; their calls are recorded as aborted",
+			"shutdownTimeoutMs", s.cfg.Server.ShutdownTimeoutMs)
+		return false
 	}
-	return nil
+	return true
+}
+
+// notifyRunning sends a parameterless notification to every running
+// session.
+func (s *Server) notifyRunning(method string) {
+	for _, sess := range s.liveSessions() {
+		if sess.State() != StateRunning {
+			continue
+		}
+		if err := sess.conn.Notify(context.Background(), method, nil); err != nil {
+			sess.log.Debug("could not send a notification", "method", method, "error", err.Error())
+		}
+	}
 }

@@ -4,30 +4,34 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"github.com/mcprt/mcprt/internal/jsontext"
 	"reflect"
-	"sort"
 	"time"
 
 	"github.com/mcprt/mcprt/core"
 )
 
-// ToolHandler handles a tools/call. args is the call's arguments object
-// exactly as validated (never nil: {} when the client sent none, and never
-// holding _meta). The handler returns a result, one of:
+// ToolHandler handles a tools/call. req.Arguments is the call's arguments
+// object exactly as validated. The handler returns a result, one of:
 //   - a *CallToolResult, sent as is (text, image, audio, resource_link and
 //     embedded resource blocks pass through);
+//   - a string, sent as one text block holding that text;
 //   - any other value JSON can encode, wrapped as a text block holding its
 //     JSON (plus structuredContent when it is an object and the client's
 //     revision has it);
 //
-// or an error: a *core.Error keeps its code (domain codes included), any
-// other error becomes INTERNAL.
+// or an error: a *core.Error keeps its code (domain codes included) and
+// its retryable flag, any other error becomes INTERNAL, not retryable.
 //
 // ctx carries the call's runId, correlationId and a scoped logger (see
-// RunID, CorrelationID, Logger) and is cancelled at the tool's deadline, when
-// the client cancels the call, or when the connection closes. A handler that
-// ignores ctx keeps its concurrency slot until it returns.
-type ToolHandler func(ctx context.Context, args json.RawMessage) (any, error)
+// RunID, CorrelationID, Logger) and is cancelled at the tool's deadline
+// (context.Cause is ErrTimeout), when the client cancels the call
+// (ErrCancelled), or when the session closes (ErrSessionClosed). A timeout
+// is a response deadline, not a kill: the client gets TIMEOUT at once, and a
+// handler that ignores ctx keeps its concurrency slot until it returns.
+type ToolHandler func(ctx context.Context, req *CallToolRequest) (any, error)
 
 // ToolAnnotations are hints about a tool's behaviour (MCP 2025-03-26+).
 type ToolAnnotations struct {
@@ -41,7 +45,7 @@ type ToolAnnotations struct {
 // Bool returns a pointer to b, for annotation fields.
 func Bool(b bool) *bool { return &b }
 
-// Tool is a tool definition (SPEC §7.1).
+// Tool is a tool definition.
 type Tool struct {
 	// Name is 1–128 characters of A-Z a-z 0-9 _ - . and unique.
 	Name string
@@ -67,34 +71,22 @@ type Tool struct {
 	// server_ping): it takes no concurrency slot and neither raises nor
 	// resets the RESOURCE_EXHAUSTED counter.
 	Observer bool
+	// Essential marks a tool that mode MINIMAL keeps (server_ping and
+	// health are). Modes decide admission from this and from
+	// Annotations.ReadOnlyHint, never from names.
+	Essential bool
 	// Authorize, if set, decides whether the call may run at all. It runs
 	// right after the tool is found, before any argument is examined or a
 	// slot is taken; its error (a *core.Error, e.g. UNAUTHORIZED) is the
-	// call's tool error.
-	Authorize func(ctx context.Context) error
+	// call's tool error. req.Arguments is not yet validated.
+	Authorize func(ctx context.Context, req *CallToolRequest) error
 	// Handler runs the call.
 	Handler ToolHandler
-
-	// dynamic and toolType mark a tool registered over the wire by
-	// admin_register_tool.
-	dynamic  bool
-	toolType string
 }
 
 // ReadOnly reports whether the tool's annotations say it is read-only.
 func (t *Tool) ReadOnly() bool {
 	return t.Annotations != nil && t.Annotations.ReadOnlyHint != nil && *t.Annotations.ReadOnlyHint
-}
-
-// Dynamic reports whether the tool was registered by admin_register_tool,
-// and with which toolType.
-func (t *Tool) Dynamic() (bool, string) { return t.dynamic, t.toolType }
-
-// MarkDynamic returns a copy of t marked as dynamically registered with the
-// given toolType (used by the admin tools).
-func (t Tool) MarkDynamic(toolType string) Tool {
-	t.dynamic, t.toolType = true, toolType
-	return t
 }
 
 // registeredTool is a tool with its compiled validators. Immutable after
@@ -122,7 +114,7 @@ func (rt *registeredTool) validateArgs(args json.RawMessage, compactLen int) []s
 	return rt.input.validate(args)
 }
 
-// validToolName reports whether name follows SPEC §7.1.
+// validToolName reports whether name is 1-128 characters of A-Z a-z 0-9 _ - .
 func validToolName(name string) bool {
 	if len(name) == 0 || len(name) > maxToolNameLen {
 		return false
@@ -138,23 +130,26 @@ func validToolName(name string) bool {
 
 var defaultInputSchema = json.RawMessage(`{"type":"object"}`)
 
+// ErrNotAdmitted is returned (wrapped) by AddTool for a tool the server's
+// mode does not admit; such a tool is not registered.
+var ErrNotAdmitted = errors.New("mcp: the tool is not admitted in this mode")
+
 // AddTool registers a tool. Its schemas are compiled now, once. It returns
-// an INVALID_ARGUMENT *core.Error for a bad name, a duplicate name, a missing
-// handler or a schema that does not compile. A tool the server's mode does
-// not admit (SPEC §9) is not registered and AddTool returns nil; Admitted
-// tells in advance. Registering while sessions are running sends them
+// an INVALID_ARGUMENT *core.Error for a bad name, a duplicate name, a
+// missing handler or a schema that does not compile, and an error wrapping
+// ErrNotAdmitted for a tool the server's mode does not admit (Admitted tells
+// in advance). Registering while sessions are running sends them
 // notifications/tools/list_changed.
 func (s *Server) AddTool(t Tool) error {
 	if !validToolName(t.Name) {
 		return core.Errorf(core.CodeInvalidArgument,
-			"invalid tool name %q: use 1-128 characters of A-Z a-z 0-9 _ - .", t.Name)
+			"invalid tool name %q: use 1-128 characters of A-Z a-z 0-9 _ - .", jsontext.Clip(t.Name, jsontext.MaxEcho))
 	}
 	if t.Handler == nil {
 		return core.Errorf(core.CodeInvalidArgument, "tool %q has no handler", t.Name)
 	}
 	if !s.Admitted(&t) {
-		s.log.Debug("tool not admitted in this mode", "tool", t.Name, "mode", s.cfg.Server.Mode)
-		return nil
+		return fmt.Errorf("tool %q: mode %s admits %s: %w", t.Name, s.cfg.Server.Mode, admits(s.cfg.Server.Mode), ErrNotAdmitted)
 	}
 	rt := &registeredTool{def: t}
 	in := t.InputSchema
@@ -180,30 +175,18 @@ func (s *Server) AddTool(t Tool) error {
 	if t.Exclusive {
 		rt.lock = make(chan struct{}, 1)
 	}
-	s.toolsMu.Lock()
-	if _, dup := s.tools[t.Name]; dup {
-		s.toolsMu.Unlock()
+	if !s.tools.add(rt) {
 		return core.Errorf(core.CodeInvalidArgument, "a tool named %q is already registered; choose another name", t.Name)
 	}
-	s.tools[t.Name] = rt
-	s.rebuildToolListLocked()
-	s.toolsMu.Unlock()
-	s.toolsChanged()
 	return nil
 }
 
 // RemoveTool unregisters a tool. It returns a NOT_FOUND *core.Error when no
 // such tool is registered. Calls already running finish.
 func (s *Server) RemoveTool(name string) error {
-	s.toolsMu.Lock()
-	if _, ok := s.tools[name]; !ok {
-		s.toolsMu.Unlock()
-		return core.Errorf(core.CodeNotFound, "no tool named %q is registered", name)
+	if !s.tools.remove(name) {
+		return core.Errorf(core.CodeNotFound, "no tool named %q is registered", jsontext.Clip(name, jsontext.MaxEcho))
 	}
-	delete(s.tools, name)
-	s.rebuildToolListLocked()
-	s.toolsMu.Unlock()
-	s.toolsChanged()
 	return nil
 }
 
@@ -218,41 +201,32 @@ func (s *Server) LookupTool(name string) (Tool, bool) {
 
 // tool returns the registered tool or nil.
 func (s *Server) tool(name string) *registeredTool {
-	s.toolsMu.RLock()
-	rt := s.tools[name]
-	s.toolsMu.RUnlock()
+	rt, _ := s.tools.get(name)
 	return rt
 }
 
-// Admitted reports whether the server's mode admits the tool (SPEC §9):
-// FULL and TEST admit every tool, READONLY only tools whose readOnlyHint is
-// true, MINIMAL only server_ping and health.
+// Admitted reports whether the server's mode admits the tool: FULL and
+// TEST admit every tool, READONLY only tools whose readOnlyHint is true,
+// MINIMAL only tools marked Essential.
 func (s *Server) Admitted(t *Tool) bool {
 	switch s.cfg.Server.Mode {
 	case core.ModeReadOnly:
 		return t.ReadOnly()
 	case core.ModeMinimal:
-		return t.Name == "server_ping" || t.Name == "health"
+		return t.Essential
 	}
 	return true
 }
 
-// rebuildToolListLocked refreshes the sorted tool list. Callers hold
-// toolsMu for writing.
-func (s *Server) rebuildToolListLocked() {
-	list := make([]*registeredTool, 0, len(s.tools))
-	for _, rt := range s.tools {
-		list = append(list, rt)
+// admits says in words what a mode admits, for errors.
+func admits(mode string) string {
+	switch mode {
+	case core.ModeReadOnly:
+		return "only tools whose annotations say readOnlyHint: true"
+	case core.ModeMinimal:
+		return "only the essential observer tools (server_ping, health)"
 	}
-	sort.Slice(list, func(i, j int) bool { return list[i].def.Name < list[j].def.Name })
-	s.toolList = list
-}
-
-// sortedTools returns the tools sorted by name (byte order).
-func (s *Server) sortedTools() []*registeredTool {
-	s.toolsMu.RLock()
-	defer s.toolsMu.RUnlock()
-	return s.toolList
+	return "every tool"
 }
 
 func compact(raw json.RawMessage) (json.RawMessage, error) {
@@ -263,32 +237,39 @@ func compact(raw json.RawMessage) (json.RawMessage, error) {
 	return b.Bytes(), nil
 }
 
-// AddTypedTool registers a tool whose handler takes a typed input. When
-// t.InputSchema is nil the schema is derived from In (a struct: exported
-// fields by their json names; fields without omitempty are required). The
-// arguments are decoded into a fresh In after validation; the handler's Out
-// is the result.
-func AddTypedTool[In, Out any](s *Server, t Tool, h func(ctx context.Context, in In) (Out, error)) error {
+// AddTypedTool registers a tool whose handler takes a typed input, the way
+// the official MCP Go SDK's AddTool does. When t.InputSchema is nil the
+// schema is derived from In (a struct: exported fields by their json names,
+// fields without omitempty required, `jsonschema:"..."` tags as
+// descriptions; or a map). When t.OutputSchema is nil and Out is a struct,
+// the output schema is derived from Out, and every result is checked
+// against it. The arguments are decoded into a fresh In after validation;
+// the handler's Out is the result (a *CallToolResult passes through).
+func AddTypedTool[In, Out any](s *Server, t Tool, h func(ctx context.Context, req *CallToolRequest, in In) (Out, error)) error {
 	if len(t.InputSchema) == 0 {
 		schema, err := deriveSchema(reflect.TypeFor[In]())
 		if err != nil {
-			return core.Errorf(core.CodeInvalidArgument, "tool %q: cannot derive an input schema: %v", t.Name, err)
+			return core.Errorf(core.CodeInvalidArgument, "tool %q: cannot derive an input schema from %v: %v",
+				t.Name, reflect.TypeFor[In](), err)
 		}
 		t.InputSchema = schema
 	}
-	t.Handler = func(ctx context.Context, args json.RawMessage) (any, error) {
+	if len(t.OutputSchema) == 0 {
+		schema, ok, err := deriveOutputSchema(reflect.TypeFor[Out]())
+		if err != nil {
+			return core.Errorf(core.CodeInvalidArgument, "tool %q: cannot derive an output schema from %v: %v",
+				t.Name, reflect.TypeFor[Out](), err)
+		}
+		if ok {
+			t.OutputSchema = schema
+		}
+	}
+	t.Handler = func(ctx context.Context, req *CallToolRequest) (any, error) {
 		var in In
-		if err := json.Unmarshal(args, &in); err != nil {
+		if err := json.Unmarshal(req.Arguments, &in); err != nil {
 			return nil, core.Errorf(core.CodeInvalidArgument, "arguments do not fit the tool's input type: %v", err)
 		}
-		return h(ctx, in)
+		return h(ctx, req, in)
 	}
 	return s.AddTool(t)
-}
-
-// toolsChanged tells running sessions that the tool list changed.
-func (s *Server) toolsChanged() {
-	for _, sess := range s.liveSessions() {
-		sess.notifyToolsChanged()
-	}
 }

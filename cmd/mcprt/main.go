@@ -39,7 +39,7 @@ var version = "0.1.0-dev"
 // defaultGCPercent is the GC target when GOGC is not set.
 const defaultGCPercent = 50
 
-// Exit codes (SPEC §4.2).
+// Exit codes.
 const (
 	exitOK             = 0
 	exitFatal          = 1
@@ -156,7 +156,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	defer cancel()
 	telemetry := core.NewTelemetry(core.SystemClock{})
 	go telemetry.Run(ctx)
-	srv, err := mcp.NewServer(mcp.Options{Config: &cfg, Logger: logger, Transport: "stdio", Telemetry: telemetry})
+	srv, err := mcp.NewServer(mcp.Options{Config: &cfg, Logger: logger, Transport: mcp.TransportStdio, Telemetry: telemetry})
 	if err != nil {
 		logger.Error("cannot build the server", "error", err.Error())
 		return exitFatal
@@ -166,64 +166,29 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 		logger.Error("cannot register the built-in tools", "error", err.Error())
 		return exitFatal
 	}
-	sess := srv.NewSession(stdin, stdout)
+	stream := srv.Lines(stdin, stdout)
 	close(ready)
 	logger.Info("mcprt ready", "version", cfg.Server.Version, "mode", cfg.Server.Mode,
 		"startupMs", time.Since(start).Milliseconds())
 
-	served := make(chan error, 1)
-	go func() { served <- sess.Serve(ctx) }()
-
-	code := exitOK
-	select {
-	case err := <-served:
-		code = served2code(logger, err)
-	case <-sess.Done():
-		if sess.ShutdownRequested() {
-			logger.Info("shutting down: the client sent shutdown")
-			break
-		}
-		// Serve closes the session before it returns, so Done can win the
-		// race against Serve's own result: wait for it (a read error must
-		// exit 1). Only a failed write to stdout closes the session while
-		// Serve still blocks reading; do not wait long for that one.
-		select {
-		case err := <-served:
-			code = served2code(logger, err)
-		case <-time.After(time.Second):
-			logger.Info("shutting down: the session closed")
-		}
-	case sig := <-signals:
-		logger.Info("shutting down on signal", "signal", sig.String())
-	}
-
-	// A second signal ends the process at once. It is watched before the
-	// session is closed: Close waits for a write in progress, and a client
-	// that stops reading stdout must not make SIGINT/SIGTERM powerless.
+	// The first SIGINT/SIGTERM ends the session gracefully (Run waits up
+	// to server.shutdownTimeoutMs for handlers); a second one ends the
+	// process at once.
 	go func() {
-		sig := <-signals
+		sig, ok := <-signals
+		if !ok {
+			return
+		}
+		logger.Info("shutting down on signal", "signal", sig.String())
+		cancel()
+		sig = <-signals
 		logger.Warn("second signal during shutdown; exiting now", "signal", sig.String())
 		if sig == syscall.SIGINT {
 			exit(exitSIGINT)
 		}
 		exit(exitSIGTERM)
 	}()
-
-	wait, stop := context.WithTimeout(context.Background(),
-		time.Duration(cfg.Server.ShutdownTimeoutMs)*time.Millisecond)
-	defer stop()
-	closed := make(chan struct{})
-	go func() { sess.Close(); close(closed) }()
-	select {
-	case <-closed:
-	case <-wait.Done():
-		logger.Warn("shutdown timeout passed while a write to stdout was blocked (the client stopped reading)",
-			"shutdownTimeoutMs", cfg.Server.ShutdownTimeoutMs)
-	}
-	if err := sess.Wait(wait); err != nil {
-		logger.Warn("shutdown timeout passed with handlers still running; their calls are recorded as aborted",
-			"shutdownTimeoutMs", cfg.Server.ShutdownTimeoutMs)
-	}
+	code := served2code(logger, srv.Run(ctx, stream))
 	agentWait, stopAgents := context.WithTimeout(context.Background(), time.Second)
 	defer stopAgents()
 	if err := agents.Close(agentWait); err != nil {
@@ -239,12 +204,12 @@ func served2code(logger *slog.Logger, err error) int {
 		logger.Error("the session failed", "error", err.Error())
 		return exitFatal
 	}
-	logger.Info("shutting down: the session ended (stdin closed or shutdown)")
+	logger.Info("shutting down: the session ended (stdin closed, shutdown, or a signal)")
 	return exitOK
 }
 
-// logConfigError writes the one ERROR line of SPEC §4.2 for an invalid
-// configuration.
+// logConfigError writes the one ERROR line for an invalid configuration:
+// msg names the key path; key, env, value and allowed are fields.
 func logConfigError(log *slog.Logger, err error) {
 	var ce *core.ConfigError
 	if !errors.As(err, &ce) {

@@ -1,26 +1,21 @@
-package mcp
+package jsontext
 
 import (
 	"bytes"
 	"encoding/json"
 )
 
-// The request hot path reads a few members of params that encoding/json has
-// already validated (the whole line passed json.Valid). These helpers walk
-// such valid JSON without decoding it: no reflection, no allocation. They
-// must only ever see valid JSON.
-
-// eachMember calls fn with the raw key (quotes included) and raw value of
+// EachMember calls fn with the raw key (quotes included) and raw value of
 // every member of the object obj, in order, until fn returns false. It
 // reports whether obj is an object.
-func eachMember(obj []byte, fn func(key, value []byte) bool) bool {
-	i := skipSpace(obj, 0)
+func EachMember(obj []byte, fn func(key, value []byte) bool) bool {
+	i := SkipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return false
 	}
 	i++
 	for {
-		i = skipSpace(obj, i)
+		i = SkipSpace(obj, i)
 		if i >= len(obj) || obj[i] == '}' {
 			return true
 		}
@@ -30,9 +25,9 @@ func eachMember(obj []byte, fn func(key, value []byte) bool) bool {
 		}
 		keyEnd := skipString(obj, i)
 		key := obj[i:keyEnd]
-		i = skipSpace(obj, keyEnd) + 1 // past ':'
-		i = skipSpace(obj, i)
-		valueEnd := skipValue(obj, i)
+		i = SkipSpace(obj, keyEnd) + 1 // past ':'
+		i = SkipSpace(obj, i)
+		valueEnd := SkipValue(obj, i)
 		if !fn(key, obj[i:valueEnd]) {
 			return true
 		}
@@ -40,17 +35,32 @@ func eachMember(obj []byte, fn func(key, value []byte) bool) bool {
 	}
 }
 
-// keyIs reports whether the raw key names name (escapes decoded).
-func keyIs(rawKey []byte, name string) bool {
+// Member returns the raw value of the member called name of the object
+// obj, matched exactly (escapes decoded), or nil.
+func Member(obj []byte, name string) []byte {
+	var out []byte
+	EachMember(obj, func(key, value []byte) bool {
+		if KeyIs(key, name) {
+			out = value
+			return false
+		}
+		return true
+	})
+	return out
+}
+
+// KeyIs reports whether the raw key (quotes included) names name, escapes
+// decoded.
+func KeyIs(rawKey []byte, name string) bool {
 	if bytes.IndexByte(rawKey, '\\') < 0 {
 		return len(rawKey) == len(name)+2 && string(rawKey[1:len(rawKey)-1]) == name
 	}
-	var s string
-	return json.Unmarshal(rawKey, &s) == nil && s == name
+	s, ok := String(rawKey)
+	return ok && s == name
 }
 
-// stringValue returns the value of a raw JSON string, if raw is one.
-func stringValue(raw []byte) (string, bool) {
+// String returns the value of raw when it is a JSON string.
+func String(raw []byte) (string, bool) {
 	if len(raw) < 2 || raw[0] != '"' {
 		return "", false
 	}
@@ -64,7 +74,15 @@ func stringValue(raw []byte) (string, bool) {
 	return s, true
 }
 
-func skipSpace(b []byte, i int) int {
+// IsObject reports whether raw, after leading space, starts an object.
+func IsObject(raw []byte) bool {
+	i := SkipSpace(raw, 0)
+	return i < len(raw) && raw[i] == '{'
+}
+
+// SkipSpace returns the index of the first byte at or after i that is not
+// JSON whitespace.
+func SkipSpace(b []byte, i int) int {
 	for i < len(b) {
 		switch b[i] {
 		case ' ', '\t', '\r', '\n':
@@ -89,8 +107,8 @@ func skipString(b []byte, i int) int {
 	return len(b)
 }
 
-// skipValue returns the index just past the value starting at b[i].
-func skipValue(b []byte, i int) int {
+// SkipValue returns the index just past the value starting at b[i].
+func SkipValue(b []byte, i int) int {
 	if i >= len(b) {
 		return i
 	}

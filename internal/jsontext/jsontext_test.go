@@ -1,0 +1,90 @@
+package jsontext
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestClipNeverCutsACharacter(t *testing.T) {
+	tests := []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"hello", 10, "hello"},
+		{"hello", 5, "hello"},
+		{"hello", 4, "hell…"},
+		{"héllo", 2, "h…"}, // é is two bytes: cutting at 2 would split it
+		{"héllo", 3, "hé…"},
+		{"日本語", 4, "日…"},
+		{"日本語", 0, "…"},
+		{"😀😀", 5, "😀…"},
+	}
+	for _, tt := range tests {
+		got := Clip(tt.in, tt.max)
+		if got != tt.want {
+			t.Errorf("Clip(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.want)
+		}
+		if !utf8.ValidString(got) {
+			t.Errorf("Clip(%q, %d) = %q is not valid UTF-8", tt.in, tt.max, got)
+		}
+	}
+}
+
+func TestClipPropertyPrefixAndBound(t *testing.T) {
+	s := strings.Repeat("aé日😀", 50)
+	for max := 0; max < len(s)+2; max++ {
+		got := Clip(s, max)
+		if !utf8.ValidString(got) {
+			t.Fatalf("Clip(_, %d) produced invalid UTF-8", max)
+		}
+		body := strings.TrimSuffix(got, "…")
+		if !strings.HasPrefix(s, body) || len(body) > max {
+			t.Fatalf("Clip(_, %d) = %q: not a prefix within the bound", max, got)
+		}
+	}
+	if got := ClipBytes([]byte(s), 7); got != Clip(s, 7) {
+		t.Fatalf("ClipBytes = %q, Clip = %q", got, Clip(s, 7))
+	}
+}
+
+func TestQuoteClips(t *testing.T) {
+	long := strings.Repeat("x", 10_000)
+	q := Quote(long)
+	if len(q) > MaxEcho+len(`""…`)+2 {
+		t.Fatalf("Quote kept %d bytes", len(q))
+	}
+}
+
+func TestEachMemberAndMember(t *testing.T) {
+	obj := []byte(` { "a" : 1 , "b\u0063":{"x":[1,"}"]}, "s":"v\"q" } `)
+	var keys []string
+	if !EachMember(obj, func(k, v []byte) bool { keys = append(keys, string(k)+"="+string(v)); return true }) {
+		t.Fatal("not an object")
+	}
+	want := []string{`"a"=1`, `"b\u0063"={"x":[1,"}"]}`, `"s"="v\"q"`}
+	if strings.Join(keys, ";") != strings.Join(want, ";") {
+		t.Fatalf("members %q, want %q", keys, want)
+	}
+	if got := string(Member(obj, "bc")); got != `{"x":[1,"}"]}` {
+		t.Fatalf("Member(bc) = %s", got)
+	}
+	if s, ok := String(Member(obj, "s")); !ok || s != `v"q` {
+		t.Fatalf("String = %q %v", s, ok)
+	}
+	if EachMember([]byte(`[1]`), func(k, v []byte) bool { return true }) {
+		t.Fatal("an array is not an object")
+	}
+	if Member([]byte(`{"a":1}`), "A") != nil {
+		t.Fatal("member names are case-sensitive")
+	}
+}
+
+func TestStringRejectsNonStrings(t *testing.T) {
+	for _, raw := range []string{``, `1`, `null`, `"`, `{"a":1}`} {
+		if _, ok := String([]byte(raw)); ok && raw != `"` {
+			t.Errorf("String(%s) accepted", raw)
+		}
+	}
+}

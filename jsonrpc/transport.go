@@ -1,0 +1,56 @@
+package jsonrpc
+
+import "context"
+
+// A Stream is one connection of a message transport, as the Conn sees it:
+// it reads whole incoming messages and writes whole outgoing ones. How the
+// bytes travel (lines on a pipe, HTTP bodies and event streams, channels in
+// memory) is the transport's business; the Conn never sees a byte stream.
+//
+// Read is called by one goroutine at a time. Write may be called by many
+// goroutines at once and must never interleave two messages. Close may be
+// called at any time, more than once, from any goroutine; it makes a
+// blocked Read return.
+type Stream interface {
+	// Read returns the next incoming message: one JSON-RPC message or
+	// batch as JSON text, valid until the next call to Read. An error that
+	// is an *Error means the transport received a message it could not
+	// deliver (too long, say): the Conn answers it with that error and id
+	// null, and reads on. io.EOF ends the input cleanly; any other error
+	// ends it with that error.
+	Read() ([]byte, error)
+	// Write sends one outgoing message. It may return before the bytes
+	// are on the wire (a transport may gather messages), unless m.Flush
+	// is set. It returns ErrClosed once the stream is closed. Write does
+	// not keep m.Data after it returns.
+	Write(ctx context.Context, m Outgoing) error
+	// Close ends the stream: nothing more is written and Read returns.
+	Close() error
+}
+
+// Outgoing is one message on its way out, with what a transport needs to
+// route it.
+type Outgoing struct {
+	// Data is the message: compact JSON ending in "\n".
+	Data []byte
+	// Related is the id of the incoming request this message answers or
+	// belongs to (a response, or a notification or request the server
+	// sends while handling it); the zero ID when it belongs to none. A
+	// transport that keeps one stream per request (Streamable HTTP) sends
+	// it there.
+	Related ID
+	// Response marks Data as the response to Related: the last message
+	// that belongs to it.
+	Response bool
+	// Flush asks Write to return only once the message is written (or
+	// dropped by a close): used before the connection closes.
+	Flush bool
+}
+
+// A Pacer is a Stream that can tell its reader to wait: the Conn calls Pace
+// before it reads the next message, and a transport whose queued output is
+// over its budget (a client that stopped reading) blocks there until the
+// output drains or done is closed. Reading stops, so memory stays bounded.
+type Pacer interface {
+	Pace(done <-chan struct{})
+}

@@ -1,0 +1,40 @@
+package mcp
+
+import (
+	"context"
+	"strings"
+
+	"github.com/mcprt/mcprt/internal/jsontext"
+	"github.com/mcprt/mcprt/jsonrpc"
+)
+
+// listTools is tools/list: the tools sorted by name, tools.pageSize at a
+// time, each listed as the session's revision allows.
+func (sess *Session) listTools(_ context.Context, req *jsonrpc.Request) (any, error) {
+	var p struct {
+		Cursor *string `json:"cursor"`
+	}
+	if err := decodeParams(req.Params, &p); err != nil {
+		return nil, err
+	}
+	tools, next, err := sess.srv.tools.page(p.Cursor, sess.srv.cfg.Tools.PageSize)
+	if err != nil {
+		return nil, err
+	}
+	version := sess.ProtocolVersion()
+	var b strings.Builder
+	b.WriteString(`{"tools":[`)
+	for i, rt := range tools {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(rt.listing(version))
+	}
+	b.WriteByte(']')
+	if next != "" {
+		b.WriteString(`,"nextCursor":`)
+		b.WriteString(jsontext.Quote(next))
+	}
+	b.WriteByte('}')
+	return jsonrpc.CompactJSON(b.String()), nil
+}
