@@ -6,7 +6,7 @@ import (
 )
 
 // Message is what an agent handler receives: {type, payload,
-// sourceAgentId?} (SPEC §12). Payload is raw JSON and is never decoded by
+// sourceAgentId?}. Payload is raw JSON and is never decoded by
 // the coordinator; it must be valid JSON when present.
 type Message struct {
 	// Type names what the message asks for; its meaning is up to the agent.

@@ -65,7 +65,7 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Coordinator runs in-process agents (SPEC §12). Each registered agent has
+// Coordinator runs in-process agents. Each registered agent has
 // a bounded FIFO queue and one worker goroutine, started at registration,
 // that hands it its messages one at a time in arrival order; different
 // agents run concurrently. All methods are safe for concurrent use.

@@ -1,5 +1,5 @@
-// Package aacp holds mcprt's agents: today the in-process agent
-// coordinator of SPEC §12, later agent-to-agent messaging (SPEC §13).
+// Package aacp holds mcprt's agents: the in-process agent
+// coordinator, and (in subpackages) durable agent-to-agent messaging.
 //
 // A Coordinator runs agents inside the server process. An agent is an id
 // and a Handler; the coordinator gives each agent a state map (State), a
@@ -20,14 +20,15 @@
 //     reports each change;
 //   - a panicking handler becomes an INTERNAL error; the agent goes on.
 //
-// Errors are *core.Error values with the codes of SPEC §6, except a
+// Errors are *core.Error values with mcprt's structured codes (NOT_FOUND,
+// RESOURCE_EXHAUSTED, INVALID_ARGUMENT, INTERNAL), except a
 // handler's own errors (returned as they are) and a sender's context
 // errors (returned wrapped, so errors.Is finds context.Canceled,
 // context.DeadlineExceeded and the cause).
 //
 // The package keeps no global mutable state: every coordinator is
-// independent. EchoAgent and CounterAgent are the TEST fixture agents of
-// SPEC §8.3.
+// independent. EchoAgent and CounterAgent are the fixture agents the
+// binary registers in mode TEST.
 //
 // An embedding program registers its agents and sends them messages:
 //

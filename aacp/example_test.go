@@ -52,7 +52,7 @@ func Example() {
 	// NOT_FOUND: no agent "greter"; registered agents: "greeter"
 }
 
-// The TEST fixture agents of SPEC §8.3.
+// The TEST fixture agents of the contract.
 func ExampleCounterAgent() {
 	c := aacp.NewCoordinator(aacp.Options{})
 	defer c.Close(context.Background())

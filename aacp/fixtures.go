@@ -15,7 +15,7 @@ import (
 // payload.ms: one day.
 const MaxCounterSleepMs = 24 * 60 * 60 * 1000
 
-// EchoAgent returns the TEST fixture agent "echo" (SPEC §8.3). It answers
+// EchoAgent returns the TEST fixture agent "echo". It answers
 // every message with {"type": msg.Type, "payload": msg.Payload}: a
 // map[string]any whose "payload" is the json.RawMessage received, left out
 // when the message has none. It keeps no state and is safe for concurrent
@@ -30,7 +30,7 @@ func EchoAgent() Handler {
 	})
 }
 
-// CounterAgent returns the TEST fixture agent "counter" (SPEC §8.3), made
+// CounterAgent returns the TEST fixture agent "counter", made
 // for observing FIFO order. For each message it:
 //   - if the payload is a JSON object with a key "ms", sleeps that many
 //     milliseconds (a number from 0 to MaxCounterSleepMs; anything else in

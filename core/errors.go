@@ -22,17 +22,22 @@ const (
 	CodeNotInitialized    Code = "NOT_INITIALIZED"
 )
 
-// Retryable reports whether a caller may retry an operation that failed with
-// this code (the table of SPEC §6). Unknown (domain) codes are not retryable.
+// Retryable reports whether sending the same call again can usually
+// succeed after a failure with this code: TIMEOUT, RESOURCE_EXHAUSTED (no
+// free slot) and AUDIT_ENTER_FAILED are passing conditions; every other
+// code, unknown (domain) codes included, is not. It is the default that
+// NewError sets; the cases that differ set Error.Retryable themselves (a
+// panic is INTERNAL but retryable, a payload over the limit is
+// RESOURCE_EXHAUSTED but not).
 func (c Code) Retryable() bool {
 	switch c {
-	case CodeTimeout, CodeResourceExhausted, CodeInternal, CodeAuditEnterFailed:
+	case CodeTimeout, CodeResourceExhausted, CodeAuditEnterFailed:
 		return true
 	}
 	return false
 }
 
-// Error is the structured error of SPEC §6. Its JSON form is
+// Error is mcprt's structured error. Its JSON form is
 // {code, message, details?, retryable, correlationId?, runId?}; the runtime
 // fills CorrelationID and RunID before a tool error reaches the wire.
 //
@@ -73,6 +78,14 @@ func (e *Error) WithDetail(key string, value any) *Error {
 		c.Details[k] = v
 	}
 	c.Details[key] = value
+	return &c
+}
+
+// WithRetryable returns a copy of e whose Retryable flag is r: for the
+// failures whose retryability differs from their code's default.
+func (e *Error) WithRetryable(r bool) *Error {
+	c := *e
+	c.Retryable = r
 	return &c
 }
 

@@ -44,7 +44,7 @@ type refMessage struct {
 
 var envelopeNames = []string{"jsonrpc", "id", "method", "params", "result", "error"}
 
-// refClassify classifies line per SPEC §3.1-3.2 without sharing code with
+// refClassify classifies line per the contract without sharing code with
 // jsonrpc: map[string]json.RawMessage for the members' values, and a
 // json.Decoder.Token walk for how often each top-level key occurs.
 func refClassify(line []byte) refMessage {
@@ -349,7 +349,7 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
-// TestRefClassify pins the reference classifier on the cases SPEC §3 names.
+// TestRefClassify pins the reference classifier on the cases the contract names.
 func TestRefClassify(t *testing.T) {
 	tests := []struct {
 		in   string

@@ -1,4 +1,4 @@
-// Package fuzz holds the go test -fuzz targets of mcprt (SPEC §16): no
+// Package fuzz holds the go test -fuzz targets of mcprt: no
 // input may crash, hang or corrupt the server. Each target checks its
 // subject against a small, independent reference written in the test, so a
 // finding is either a crash or a disagreement about what the input means.

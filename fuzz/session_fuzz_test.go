@@ -110,7 +110,7 @@ func responseBound(input []byte, shutdown bool) int {
 	return n
 }
 
-// the error codes a session may answer with (SPEC §3.2, §4).
+// the error codes a session may answer with.
 var sessionCodes = map[int64]bool{
 	jsonrpc.CodeParseError: true, jsonrpc.CodeInvalidRequest: true, jsonrpc.CodeMethodNotFound: true,
 	jsonrpc.CodeInvalidParams: true, jsonrpc.CodeInternalError: true, mcp.CodeNotInitialized: true,

@@ -22,7 +22,7 @@ import (
 
 // FuzzToolCall sends one tools/call, built from the fuzz input, to an
 // in-process Session of a TEST-mode server with the built-in and fixture
-// tools (SPEC §7.3, §8.3), with small limits: tools.maxPayloadBytes 4096,
+// tools, with small limits: tools.maxPayloadBytes 4096,
 // tools.maxResultBytes 8192, tools.defaultTimeoutMs 200.
 //
 // The input is data and split. The low 14 bits of split choose how data
@@ -333,7 +333,7 @@ func checkToolCallResponse(t *testing.T, line, resp []byte, version, connCID str
 	return true
 }
 
-// refCorrelationID is SPEC §5's client correlation id:
+// refCorrelationID is the client correlation id:
 // params._meta.correlationId when it is a non-empty string of at most 128
 // bytes (member names matched exactly), else "".
 func refCorrelationID(params json.RawMessage) string {

@@ -141,7 +141,7 @@ func (sess *Session) handleCall(ctx context.Context, req *jsonrpc.Request) (any,
 		return nil, invalidParams(`tools/call params._meta must be an object, got ` + jsontext.ClipBytes(p.Meta, 40))
 	}
 	// Step 3: ids.
-	c := &toolCall{sess: sess, tool: name, start: s.clock.Now(), runID: s.ids.NewID(),
+	c := &toolCall{sess: sess, tool: jsontext.Clip(name, jsontext.MaxEcho), start: s.clock.Now(), runID: s.ids.NewID(),
 		cid: metaCorrelationID(p.Meta), Context: ctx}
 	if c.cid == "" {
 		c.cid = s.ids.NewID()
@@ -161,7 +161,7 @@ func (sess *Session) handleCall(ctx context.Context, req *jsonrpc.Request) (any,
 		return c.fail(core.NewError(core.CodeResourceExhausted, fmt.Sprintf(
 			"the arguments are %d bytes (compact JSON), over the limit of %d (tools.maxPayloadBytes); send smaller arguments",
 			c.payload, s.cfg.Tools.MaxPayloadBytes)).WithDetail("limit", s.cfg.Tools.MaxPayloadBytes).
-			WithDetail("payloadBytes", c.payload), false)
+			WithDetail("payloadBytes", c.payload).WithDetail("reason", "payload_too_large").WithRetryable(false), false)
 	}
 	// Step 5: existence.
 	c.rt = s.tool(name)
@@ -324,7 +324,11 @@ func (c *toolCall) settle(timer core.Timer, r handlerResult, ran bool) (any, err
 	}
 	c.auditExit(r, outcome)
 	c.release()
-	c.record(outcome, errorCode(r.err), true)
+	code := ""
+	if outcome == OutcomeLateCompleted || outcome == OutcomeDisconnectedCompleted {
+		code = errorCode(r.err) // what the handler ended with; aborted calls sent nothing
+	}
+	c.record(outcome, code, true)
 	return nil, jsonrpc.ErrNoResponse
 }
 
@@ -365,7 +369,7 @@ func (c *toolCall) callHandler(ctx context.Context, args json.RawMessage) (r han
 			c.sess.log.Error("recovered from a panic in a tool handler", "tool", c.tool, "runId", c.runID,
 				"correlationId", c.cid, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			r = handlerResult{err: core.NewError(core.CodeInternal, "the tool failed unexpectedly (it panicked); "+
-				"the server keeps serving. Report it to the tool's author").WithDetail("reason", "panic")}
+				"the server keeps serving. Report it to the tool's author").WithDetail("reason", "panic").WithRetryable(true)}
 		}
 	}()
 	v, err := c.rt.def.Handler(ctx, &c.req)
@@ -422,13 +426,10 @@ func (c *toolCall) fail(e *core.Error, reset bool) (any, error) {
 	return nil, jsonrpc.ErrNoResponse
 }
 
-// stamp returns a copy of e carrying the call's ids and retryable flag.
+// stamp returns a copy of e carrying the call's ids.
 func (c *toolCall) stamp(e *core.Error) *core.Error {
 	out := *e
 	out.CorrelationID, out.RunID = c.cid, c.runID
-	if out.Code.Retryable() {
-		out.Retryable = true
-	}
 	return &out
 }
 

@@ -1,7 +1,6 @@
 package main
 
-// Black-box tests of dynamic registration through the real binary (SPEC
-// §8.2): the admin policy, admin_register_tool and admin_unregister_tool,
+// Black-box tests of dynamic registration through the real binary: the admin policy, admin_register_tool and admin_unregister_tool,
 // notifications/tools/list_changed, canonical schemas, the three toolTypes
 // and the warn log of every (un)registration. Which modes list the admin
 // tools is in TestModesListExactlyTheirTools (tools_test.go).
@@ -16,7 +15,7 @@ import (
 	"github.com/mcprt/mcprt/internal/wiretest"
 )
 
-// The canonical input schemas of SPEC §8.2.
+// The canonical input schemas of the contract.
 const (
 	canonicalEcho       = `{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`
 	canonicalHealth     = `{"type":"object","properties":{},"additionalProperties":false}`
@@ -67,7 +66,7 @@ func (c *toolClient) listedTool(name string) map[string]any {
 }
 
 // adminLog waits for the n-th WARN log line about a (un)registration of
-// name with toolType (SPEC §8.2).
+// name with toolType.
 func (c *toolClient) adminLog(n int, name, toolType string) map[string]any {
 	c.t.Helper()
 	k := 0

@@ -1,10 +1,10 @@
 package main
 
-// Black-box tests of the agent tools through the real binary (SPEC §8, §12)
-// with the TEST fixture agents echo and counter (§8.3): agent_send_message,
+// Black-box tests of the agent tools through the real binary
+// with the TEST fixture agents echo and counter: agent_send_message,
 // FIFO handling under concurrent senders, agent_list, agent_get_state
 // (bounded by tools.maxStateBytes), unknown agents, and the modes that keep
-// or drop the agent tools (§9).
+// or drop the agent tools.
 //
 // Not covered: the redaction of secret-looking keys in agent_get_state. No
 // fixture agent can store a key of the caller's choosing (counter keeps
@@ -199,7 +199,7 @@ func TestAgentToolsByMode(t *testing.T) {
 }
 
 // TestAgentQueueFull: an agent's queue is bounded; a message that finds it
-// full is refused at once with RESOURCE_EXHAUSTED (SPEC §12), and the
+// full is refused at once with RESOURCE_EXHAUSTED, and the
 // accepted ones are all handled, one at a time. The counter is held busy by
 // a first message that sleeps, while many more arrive behind it; the bound
 // itself is not part of the contract, so the test only requires that some

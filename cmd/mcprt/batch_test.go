@@ -1,6 +1,6 @@
 package main
 
-// Batches, and the messages that get no answer: notifications and client responses (SPEC §3.2).
+// Batches, and the messages that get no answer: notifications and client responses.
 
 import (
 	"encoding/json"
@@ -11,7 +11,7 @@ import (
 	"github.com/mcprt/mcprt/internal/wiretest"
 )
 
-// --- SPEC §3.2: batches -----------------------------------------------------
+// --- batches -----------------------------------------------------
 
 func TestBatchesRejectedOutside20250326(t *testing.T) {
 	t.Parallel()
@@ -128,7 +128,7 @@ func errCode(t *testing.T, raw []byte) int {
 	return m.Error.Code
 }
 
-// --- SPEC §3.2: notifications and client responses get no answer ------------
+// --- notifications and client responses get no answer ------------
 
 func TestNotificationsNeverAnswered(t *testing.T) {
 	t.Parallel()

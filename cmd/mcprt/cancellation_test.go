@@ -1,6 +1,6 @@
 package main
 
-// Deadlines and cancellation of tools/call (SPEC §7.4), and a panicking handler.
+// Deadlines and cancellation of tools/call, and a panicking handler.
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 )
 
 // ---------------------------------------------------------------------------
-// SPEC §7.4: the slot stays held until a timed-out handler returns.
+// the slot stays held until a timed-out handler returns.
 
 func TestSlotHeldAfterTimeout(t *testing.T) {
 	t.Parallel()
@@ -46,7 +46,7 @@ func TestSlotHeldAfterTimeout(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------------
-// SPEC §7.4: notifications/cancelled.
+// notifications/cancelled.
 
 func TestCancellation(t *testing.T) {
 	t.Parallel()
@@ -66,7 +66,7 @@ func TestCancellation(t *testing.T) {
 		c.ping()
 	}
 	// A handler that ignores the cancellation keeps its slot until it
-	// returns (SPEC §7.3 step 13); the request still gets no response.
+	// returns; the request still gets no response.
 	sent := time.Now()
 	c.p.Send(toolsCallLine(`"stubborn"`, "sleep", sleepArgs(1500, true), `{"correlationId":"stubborn-cid"}`))
 	c.waitHealth(1)
@@ -104,7 +104,7 @@ func TestCancellation(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------------
-// SPEC §4.2, §7.3 step 10: a panicking handler.
+// a panicking handler.
 
 func TestPanicKeepsServing(t *testing.T) {
 	t.Parallel()

@@ -1,6 +1,6 @@
 package main
 
-// Configuration through the binary (SPEC §10): invalid settings, config files, limits from the file.
+// Configuration through the binary: invalid settings, config files, limits from the file.
 
 import (
 	"fmt"
@@ -12,7 +12,7 @@ import (
 	"github.com/mcprt/mcprt/internal/wiretest"
 )
 
-// --- SPEC §10: configuration -----------------------------------------------
+// --- configuration -----------------------------------------------
 
 func writeFile(t *testing.T, name, content string) string {
 	t.Helper()

@@ -1,6 +1,6 @@
 package main
 
-// Correlation ids in the error data of protocol errors (SPEC §3.3).
+// Correlation ids in the error data of protocol errors.
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// --- SPEC §3.3: correlation ids in error data -------------------------------
+// --- correlation ids in error data -------------------------------
 
 func TestErrorCorrelationID(t *testing.T) {
 	t.Parallel()

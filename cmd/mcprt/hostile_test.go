@@ -1,6 +1,6 @@
 package main
 
-// Hostile input through the real binary (SPEC §16): whatever arrives, the
+// Hostile input through the real binary: whatever arrives, the
 // server answers what JSON-RPC says (or stays silent), never crashes, never
 // writes anything but protocol, and keeps serving — every case ends with a
 // ping that must be answered.

@@ -1,9 +1,8 @@
 package main
 
 // End-to-end tests of the mcprt binary over its stdio pipes: the lifecycle
-// of SPEC §4 row by row, the error data of §3.3 and §6, batches (§3.2),
-// configuration (§10) and the process contract (§4.2: flags, exit codes,
-// signals, stdin EOF, startup timeout). Every stdout line read is checked to
+// of the lifecycle table row by row, the error data, batches,
+// configuration and the process contract. Every stdout line read is checked to
 // be protocol (wiretest), and every test that ends cleanly checks that each
 // stderr line is a JSON log entry with time, level and msg.
 
@@ -23,7 +22,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// The four session-based revisions (SPEC §4.1).
+// The four session-based revisions.
 var revisions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
 
 const latestRevision = "2025-11-25"
@@ -82,7 +81,7 @@ func expectResult(t *testing.T, p *wiretest.Proc, id string) map[string]any {
 }
 
 // expectError reads the next line: an error response with the byte for byte
-// id and the code, whose data holds a correlationId (SPEC §3.3).
+// id and the code, whose data holds a correlationId.
 func expectError(t *testing.T, p *wiretest.Proc, id string, code int) map[string]any {
 	t.Helper()
 	return p.ExpectError(t, id, code)

@@ -1,6 +1,6 @@
 package main
 
-// The lifecycle through the binary: initialize (SPEC §4.1), the state machine (§4) and shutdown.
+// The lifecycle through the binary: initialize, the state machine and shutdown.
 
 import (
 	"encoding/json"
@@ -12,7 +12,7 @@ import (
 	"github.com/mcprt/mcprt/internal/wiretest"
 )
 
-// --- SPEC §4.1: initialize -------------------------------------------------
+// --- initialize -------------------------------------------------
 
 func TestInitializeNegotiatesVersion(t *testing.T) {
 	tests := []struct{ requested, negotiated string }{
@@ -104,7 +104,7 @@ func TestInitializeInvalidParams(t *testing.T) {
 	finish(t, p)
 }
 
-// --- SPEC §4: the state machine ---------------------------------------------
+// --- the state machine ---------------------------------------------
 
 func TestPingInEveryState(t *testing.T) {
 	t.Parallel()
@@ -147,7 +147,7 @@ func TestNotInitializedGate(t *testing.T) {
 	next := func() string { n++; return fmt.Sprint(n) }
 
 	// STARTING: a client-supplied correlation id does not replace the
-	// connection's in a state error (SPEC §3.3).
+	// connection's in a state error.
 	for _, m := range methods {
 		check(next(), m, "")
 		check(next(), m, `,"params":{"_meta":{"correlationId":"client-cid"}}`)

@@ -1,6 +1,6 @@
 package main
 
-// Modes, tools/list, pagination and revisions (SPEC §9, §7.2).
+// Modes, tools/list, pagination and revisions.
 
 import (
 	"slices"
@@ -10,7 +10,7 @@ import (
 )
 
 // ---------------------------------------------------------------------------
-// SPEC §9 and §7.2: modes, tools/list, pagination, revisions.
+// modes, tools/list, pagination, revisions.
 
 // listNames returns the names of every tool tools/list lists, walking the
 // pages, after checking that each page is sorted and no name repeats.

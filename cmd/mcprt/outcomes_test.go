@@ -1,6 +1,6 @@
 package main
 
-// Every completion outcome of a tools/call and its records (SPEC §7.6).
+// Every completion outcome of a tools/call and its records.
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 )
 
 // ---------------------------------------------------------------------------
-// SPEC §7.6: every completion outcome.
+// every completion outcome.
 
 func TestOutcomeSuccess(t *testing.T) {
 	t.Parallel()
@@ -121,7 +121,7 @@ func TestOutcomeAbortedAtShutdown(t *testing.T) {
 
 // TestTimedOutCallAbortedAtShutdown: a call that timed out and whose
 // handler still runs when the shutdown time is up has two records, timeout
-// then aborted (SPEC §4.2, §7.6).
+// then aborted.
 func TestTimedOutCallAbortedAtShutdown(t *testing.T) {
 	t.Parallel()
 	c := newToolClient(t, testMode, "MCPRT_SERVER_SHUTDOWN_TIMEOUT_MS=300", "MCPRT_TOOLS_DEFAULT_TIMEOUT_MS=100")

@@ -1,6 +1,6 @@
 package main
 
-// The process contract (SPEC §4.2): flags, exit codes, stdin EOF and read errors, signals, startup timeout.
+// The process contract: flags, exit codes, stdin EOF and read errors, signals, startup timeout.
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 	"github.com/mcprt/mcprt/internal/wiretest"
 )
 
-// --- SPEC §4.2: the process ------------------------------------------------
+// --- the process ------------------------------------------------
 
 // runBinary runs the binary to completion with a clean environment.
 func runBinary(t *testing.T, args []string, env []string, stdin string) (stdout, stderr string, code int) {
@@ -130,7 +130,7 @@ func TestStdinEOF(t *testing.T) {
 }
 
 // TestStdinReadErrorExits1: a read error on stdin (here EISDIR: stdin is a
-// directory) is a fatal error, exit 1 (SPEC §4.2), logged at level ERROR —
+// directory) is a fatal error, exit 1, logged at level ERROR —
 // not a clean end of input.
 func TestStdinReadErrorExits1(t *testing.T) {
 	t.Parallel()

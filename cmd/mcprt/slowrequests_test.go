@@ -12,7 +12,7 @@ import (
 	"github.com/mcprt/mcprt/internal/wiretest"
 )
 
-// --- slow requests (TEST fixtures, SPEC §8.3) ---------------------------------
+// --- slow requests (TEST fixtures, the contract) ---------------------------------
 
 // sleepCall is a tools/call of the TEST fixture sleep.
 func sleepCall(id string, ms int, ignoreCancel bool) string {
@@ -20,15 +20,16 @@ func sleepCall(id string, ms int, ignoreCancel bool) string {
 		id, ms, ignoreCancel)
 }
 
-// requireSleepFixture skips the test unless the running server (started
-// with MCPRT_SERVER_MODE=TEST) serves the sleep fixture.
+// requireSleepFixture fails the test unless the running server (started
+// with MCPRT_SERVER_MODE=TEST) serves the sleep fixture: a broken fixture
+// is a failure, never a reason to skip.
 func requireSleepFixture(t *testing.T, p *wiretest.Proc) {
 	t.Helper()
 	p.Send(sleepCall(`"probe"`, 1, false))
 	line := p.Expect(t)
 	res, err := wiretest.CheckResult(line, `"probe"`)
 	if err != nil || res["isError"] == true {
-		t.Skipf("the TEST fixture sleep is not available (SPEC §8.3): %s", clip(line))
+		t.Fatalf("the TEST fixture sleep is not available in mode TEST: %s", clip(line))
 	}
 }
 
@@ -110,7 +111,7 @@ func TestShutdownTimeoutAbortsASlowHandler(t *testing.T) {
 		t.Fatalf("exit code %d, want 0 once server.shutdownTimeoutMs has passed\nstderr:\n%s", code, p.Stderr())
 	}
 	p.ExpectSilence(t, 0)
-	// SPEC §4.2: the abandoned handler gets its completion record, outcome
+	// the abandoned handler gets its completion record, outcome
 	// aborted, before the process exits.
 	p.ExpectLog(t, "with outcome aborted for the sleep", func(m map[string]any) bool {
 		return m["msg"] == "tool call completed" && m["tool"] == "sleep" && m["outcome"] == "aborted"

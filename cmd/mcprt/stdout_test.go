@@ -1,6 +1,6 @@
 package main
 
-// Shutdown while the client does not read stdout, or has closed it (SPEC §4.2).
+// Shutdown while the client does not read stdout, or has closed it.
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 	"github.com/mcprt/mcprt/internal/wiretest"
 )
 
-// --- SPEC §4.2: shutdown while stdout is stuck ------------------------------
+// --- shutdown while stdout is stuck ------------------------------
 
 // stuckServer starts the binary with a stdout pipe nobody reads, shrunk to
 // one page, and floods it with pings until the server's writer is blocked

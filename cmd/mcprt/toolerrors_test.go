@@ -1,6 +1,6 @@
 package main
 
-// tools/call errors: the SPEC §6 table, size limits, slots, correlation ids, protocol errors.
+// tools/call errors: the the contract table, size limits, slots, correlation ids, protocol errors.
 
 import (
 	"encoding/json"
@@ -11,7 +11,7 @@ import (
 )
 
 // ---------------------------------------------------------------------------
-// SPEC §6: every row of the table, through tools/call.
+// every row of the table, through tools/call.
 
 func TestToolErrorTable(t *testing.T) {
 	t.Parallel()
@@ -123,7 +123,7 @@ func wantProblemAt(t *testing.T, e toolErr, path string) {
 }
 
 // TestSizeLimitsAtTheBoundary: tools.maxPayloadBytes bounds the compact
-// JSON length of the arguments (SPEC §7.3 step 4), so a payload of exactly
+// JSON length of the arguments, so a payload of exactly
 // the limit passes and whitespace does not count; tools.maxResultBytes
 // bounds the encoded CallToolResult (step 14), measured here on the wire.
 func TestSizeLimitsAtTheBoundary(t *testing.T) {
@@ -190,8 +190,7 @@ func TestNoSlotIsResourceExhausted(t *testing.T) {
 }
 
 // TestCorrelationIDRules: params._meta.correlationId is used when it is a
-// non-empty string of at most 128 bytes; otherwise one is generated (SPEC
-// §5). Unknown _meta keys are ignored.
+// non-empty string of at most 128 bytes; otherwise one is generated. Unknown _meta keys are ignored.
 func TestCorrelationIDRules(t *testing.T) {
 	t.Parallel()
 	c := newToolClient(t, testMode)
@@ -253,7 +252,7 @@ func (c *toolClient) note(runID string) {
 func (c *toolClient) noted(m map[string]any) bool { return c.looked[fmt.Sprint(m["runId"])] }
 
 // ---------------------------------------------------------------------------
-// SPEC §7.3 step 1 and 2: protocol errors and their records.
+// protocol errors and their records.
 
 func TestToolsCallProtocolErrors(t *testing.T) {
 	t.Parallel()

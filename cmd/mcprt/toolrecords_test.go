@@ -1,6 +1,6 @@
 package main
 
-// toolClient's checks of completion records (SPEC §7.6) and of secrets on stderr.
+// toolClient's checks of completion records and of secrets on stderr.
 
 import (
 	"encoding/json"
@@ -53,7 +53,7 @@ func (c *toolClient) nthRecord(n int, what string, match func(map[string]any) bo
 	})
 }
 
-// recordLevels is the level of each outcome (SPEC §7.6).
+// recordLevels is the level of each outcome.
 var recordLevels = map[string]string{
 	"success":                "INFO",
 	"tool_error":             "INFO",
@@ -64,7 +64,7 @@ var recordLevels = map[string]string{
 	"protocol_error":         "INFO",
 }
 
-// checkRecord checks a completion record's members (SPEC §7.6): exactly
+// checkRecord checks a completion record's members: exactly
 // the listed fields (never arguments or results), the level of its
 // outcome, the connection's id, a runId unless it is a protocol_error, an
 // errorCode for tool errors and timeouts, and non-negative integer
@@ -77,7 +77,7 @@ func (c *toolClient) checkRecord(m map[string]any) {
 		"errorCode": true, "payloadBytes": true}
 	for k := range m {
 		if !allowed[k] {
-			c.t.Errorf("completion record has member %q (SPEC §7.6 lists its fields): %s", k, line)
+			c.t.Errorf("completion record has member %q ( lists its fields): %s", k, line)
 		}
 	}
 	outcome, _ := m["outcome"].(string)
@@ -100,7 +100,7 @@ func (c *toolClient) checkRecord(m map[string]any) {
 	runID, hasRunID := m["runId"]
 	if outcome == "protocol_error" {
 		if hasRunID {
-			c.t.Errorf("protocol_error record has a runId (SPEC §7.6: none): %s", line)
+			c.t.Errorf("protocol_error record has a runId: %s", line)
 		}
 	} else if s, _ := runID.(string); !uuidV4.MatchString(s) {
 		c.t.Errorf("completion record runId %v is not a UUID v4: %s", runID, line)
@@ -151,6 +151,6 @@ func (c *toolClient) checkRecordOf(m map[string]any, tool, cid, code string, pay
 func (c *toolClient) noSecret(marker string) {
 	c.t.Helper()
 	if strings.Contains(c.p.Stderr(), marker) {
-		c.t.Errorf("the marker %q from the arguments or results reached stderr (SPEC §7.6, §11)", marker)
+		c.t.Errorf("the marker %q from the arguments or results reached stderr", marker)
 	}
 }

@@ -1,10 +1,10 @@
 package main
 
 // Black-box tests of tools/call through the real binary: the error table of
-// SPEC §6, the ordered pipeline and its completion records (§7.3, §7.6),
-// deadlines and cancellation (§7.4), the built-in observers and health
-// (§8, §8.1), modes and tools/list (§7.2, §9), and a burst of mixed calls.
-// The TEST fixtures (§8.3) do the work. Admin tools are in admin_test.go,
+// the contract, the ordered pipeline and its completion records,
+// deadlines and cancellation, the built-in observers and health
+//, modes and tools/list, and a burst of mixed calls.
+// The TEST fixtures do the work. Admin tools are in admin_test.go,
 // agents in agents_test.go; the helpers of all three live here.
 //
 // Timing: no test sleeps to let something happen. Tests wait for stdout
@@ -150,7 +150,7 @@ func (c *toolClient) result(id string) map[string]any {
 }
 
 // protoError awaits the response with id and checks that it is the JSON-RPC
-// error code (with data.correlationId, SPEC §3.3).
+// error code (with data.correlationId, the contract).
 func (c *toolClient) protoError(id string, code int) map[string]any {
 	c.t.Helper()
 	line := c.await(id)
@@ -240,7 +240,7 @@ func tcDecode(t *testing.T, s string) any {
 	return v
 }
 
-// retryableByCode is the retryable column of SPEC §6.
+// retryableByCode is the retryable column of the contract.
 var retryableByCode = map[string]bool{
 	"INVALID_ARGUMENT":   false,
 	"NOT_FOUND":          false,
@@ -261,7 +261,7 @@ type toolErr struct {
 }
 
 // toolError awaits the response with id and checks that it is a tool error
-// (SPEC §6) with code: isError true, the first content block text holding
+// with code: isError true, the first content block text holding
 // the JSON of {code, message, details?, retryable, correlationId, runId},
 // retryable as the table says, runId a UUID v4.
 func (c *toolClient) toolError(id, code string) toolErr {
@@ -312,14 +312,14 @@ func (c *toolClient) toolErrorOf(id, code string, res map[string]any) toolErr {
 	case e.Message == "":
 		c.t.Fatalf("response %s: empty message: %s", id, text)
 	case !isBool || retryable != retryableByCode[code]:
-		c.t.Fatalf("response %s: retryable %v, want %v for %s (SPEC §6)", id, obj["retryable"], retryableByCode[code], code)
+		c.t.Fatalf("response %s: retryable %v, want %v for %s", id, obj["retryable"], retryableByCode[code], code)
 	case e.CorrelationID == "":
 		c.t.Fatalf("response %s: empty correlationId: %s", id, text)
 	case !uuidV4.MatchString(e.RunID):
 		c.t.Fatalf("response %s: runId %q is not a UUID v4", id, e.RunID)
 	}
 	if strings.Contains(e.Message, "goroutine ") || strings.Contains(e.Message, ".go:") {
-		c.t.Errorf("response %s: the message looks like a stack trace (SPEC §6: none on the wire): %s", id, e.Message)
+		c.t.Errorf("response %s: the message looks like a stack trace: %s", id, e.Message)
 	}
 	return e
 }
@@ -397,12 +397,12 @@ func (c *toolClient) done() {
 	}
 	for _, id := range c.never {
 		if c.seen[id] > 0 {
-			c.t.Errorf("request %s was answered; SPEC §7.4 says it gets no response", id)
+			c.t.Errorf("request %s was answered; the contract says it gets no response", id)
 		}
 	}
 	// One final record per call; a timed-out call has its timeout record
 	// first, then one final record: late_completed, or aborted when the
-	// handler was still running at exit (SPEC §4.2, §7.6).
+	// handler was still running at exit.
 	type run struct {
 		outcomes []string
 	}

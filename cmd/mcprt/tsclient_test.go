@@ -16,8 +16,8 @@ import (
 // testdata/tsclient/package-lock.json): handshake, ping, tools/list, calls
 // whose structuredContent the SDK checks against each outputSchema, tool
 // errors, agents, dynamic registration with list_changed, and a call the
-// client abandons (notifications/cancelled). It needs node and npm and the
-// npm registry; without them it skips, saying why.
+// client abandons (notifications/cancelled). It needs node and npm (without
+// them it skips, saying why) and the npm registry (an install failure fails).
 func TestOfficialTypeScriptClient(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -42,7 +42,7 @@ func TestOfficialTypeScriptClient(t *testing.T) {
 	install := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
 	install.Dir = dir
 	if out, err := install.CombinedOutput(); err != nil {
-		t.Skipf("cannot install the TypeScript SDK from the npm registry (%v):\n%s", err, out)
+		t.Fatalf("cannot install the pinned TypeScript SDK from the npm registry (%v):\n%s", err, out)
 	}
 	run := exec.CommandContext(ctx, node, "client.mjs")
 	run.Dir = dir

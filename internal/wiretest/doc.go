@@ -9,7 +9,7 @@
 //     that is a JSON-RPC 2.0 message ("jsonrpc":"2.0") or a non-empty array of
 //     them, because stdout carries protocol only;
 //   - stderr is captured whole; StderrLines decodes it and checks that every
-//     line is a JSON object with time, level and msg (SPEC §11).
+//     line is a JSON object with time, level and msg.
 //
 // A typical test:
 //

@@ -51,7 +51,7 @@ func CheckResult(line, id string) (map[string]any, error) {
 // CheckError checks that line is an error response (exactly the members
 // jsonrpc, id and error) with the JSON text id, the code, a non-empty
 // message, and data that is an object holding a non-empty correlationId
-// (SPEC §3.3). It returns the error object.
+// . It returns the error object.
 func CheckError(line, id string, code int) (map[string]any, error) {
 	m, err := checkResponse(line, id, "error")
 	if err != nil {
@@ -69,10 +69,10 @@ func CheckError(line, id string, code int) (map[string]any, error) {
 	}
 	data, ok := e["data"].(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("error.data is not an object (SPEC §3.3): %s", clip(line))
+		return nil, fmt.Errorf("error.data is not an object: %s", clip(line))
 	}
 	if cid, _ := data["correlationId"].(string); cid == "" {
-		return nil, fmt.Errorf("error.data has no correlationId (SPEC §3.3): %s", clip(line))
+		return nil, fmt.Errorf("error.data has no correlationId: %s", clip(line))
 	}
 	return e, nil
 }
