@@ -3,13 +3,11 @@ package core
 import (
 	"encoding/binary"
 	"math/rand/v2"
-	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // IDGenerator makes identifiers: connection correlation ids, request
-// correlation ids and run ids (SPEC §5). Implementations must be safe for
+// correlation ids and run ids. Implementations must be safe for
 // concurrent use.
 type IDGenerator interface {
 	// NewID returns a new identifier.
@@ -73,52 +71,4 @@ func (g *SequenceGenerator) NewID() string {
 		n >>= 8
 	}
 	return formatUUID(&u)
-}
-
-// Clock tells the time (SPEC §5: time comes from an injectable clock).
-type Clock interface {
-	// Now returns the current time.
-	Now() time.Time
-}
-
-// SystemClock is the real clock: Now is time.Now.
-type SystemClock struct{}
-
-// Now returns time.Now().
-func (SystemClock) Now() time.Time { return time.Now() }
-
-// ManualClock is a Clock for tests: it stands still until Set or Advance
-// moves it. It is safe for concurrent use; its zero value reads the zero
-// time.
-type ManualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-// NewManualClock returns a ManualClock reading t.
-func NewManualClock(t time.Time) *ManualClock {
-	return &ManualClock{now: t}
-}
-
-// Now returns the clock's current time.
-func (c *ManualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Set moves the clock to t.
-func (c *ManualClock) Set(t time.Time) {
-	c.mu.Lock()
-	c.now = t
-	c.mu.Unlock()
-}
-
-// Advance moves the clock forward by d (backward when d is negative) and
-// returns the new time.
-func (c *ManualClock) Advance(d time.Duration) time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	return c.now
 }

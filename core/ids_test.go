@@ -4,7 +4,6 @@ import (
 	"regexp"
 	"sync"
 	"testing"
-	"time"
 )
 
 // uuidV4 matches a lowercase version 4, variant 10xx UUID.
@@ -136,55 +135,6 @@ func TestSequenceGeneratorConcurrent(t *testing.T) {
 	wg.Wait()
 	if len(seen) != 1000 || !seen["00000000-0000-4000-8000-0000000003e8"] {
 		t.Errorf("got %d ids, want 1..1000", len(seen))
-	}
-}
-
-func TestManualClock(t *testing.T) {
-	start := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
-	c := NewManualClock(start)
-	if !c.Now().Equal(start) {
-		t.Errorf("Now() = %v, want %v", c.Now(), start)
-	}
-	if got := c.Advance(1500 * time.Millisecond); !got.Equal(start.Add(1500 * time.Millisecond)) {
-		t.Errorf("Advance returned %v", got)
-	}
-	if !c.Now().Equal(start.Add(1500 * time.Millisecond)) {
-		t.Errorf("Now() after Advance = %v", c.Now())
-	}
-	later := start.Add(time.Hour)
-	c.Set(later)
-	if !c.Now().Equal(later) {
-		t.Errorf("Now() after Set = %v, want %v", c.Now(), later)
-	}
-	c.Advance(-time.Hour)
-	if !c.Now().Equal(start) {
-		t.Errorf("Now() after Advance(-1h) = %v, want %v", c.Now(), start)
-	}
-	var zero ManualClock
-	if !zero.Now().IsZero() {
-		t.Errorf("zero ManualClock reads %v", zero.Now())
-	}
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			for range 100 {
-				c.Advance(time.Second)
-				_ = c.Now()
-			}
-		})
-	}
-	wg.Wait()
-	if got := c.Now().Sub(start); got != 800*time.Second {
-		t.Errorf("concurrent Advance total = %v, want 800s", got)
-	}
-}
-
-func TestSystemClock(t *testing.T) {
-	var c Clock = SystemClock{}
-	before := time.Now()
-	got := c.Now()
-	if got.Before(before) || got.Sub(before) > time.Minute {
-		t.Errorf("SystemClock.Now() = %v, not about %v", got, before)
 	}
 }
 
