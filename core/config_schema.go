@@ -53,16 +53,13 @@ func sectionSpecs(path string, t reflect.Type, section int) ([]keySpec, error) {
 		keys := 0
 		for i := 0; i < t.NumField(); i++ {
 			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "-" {
-				continue
-			}
 			where := t.String() + "." + f.Name
 			if f.Anonymous {
 				return fmt.Errorf("%s: embedded fields are not supported", where)
+			}
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if !f.IsExported() || name == "-" {
+				continue
 			}
 			if name == "" {
 				return fmt.Errorf("%s: needs a json tag naming its key", where)
