@@ -5,11 +5,12 @@ import (
 	"fmt"
 )
 
-// Code is a structured error code of SPEC §6. Codes are UPPER_SNAKE_CASE;
-// domain tools may define their own.
+// Code is the code of a structured error: what kind of failure it is, in
+// UPPER_SNAKE_CASE. Domain tools may define their own codes.
 type Code string
 
-// The codes of SPEC §6.
+// The codes the runtime itself uses. NOT_INITIALIZED only ever appears
+// inside the error of a request sent before initialization finished.
 const (
 	CodeInvalidArgument   Code = "INVALID_ARGUMENT"
 	CodeNotFound          Code = "NOT_FOUND"
@@ -22,8 +23,12 @@ const (
 	CodeNotInitialized    Code = "NOT_INITIALIZED"
 )
 
-// Retryable reports whether a caller may retry an operation that failed with
-// this code (the table of SPEC §6). Unknown (domain) codes are not retryable.
+// Retryable reports whether an error with this code is retryable by
+// default (NewError sets Error.Retryable from it): sending the same call
+// again may succeed after a timeout, a lack of capacity, a crash of the
+// handler or a refusal by the audit sink. Other codes, unknown (domain)
+// codes included, are not. A particular error may say otherwise (an
+// oversized payload is RESOURCE_EXHAUSTED but retrying it cannot help).
 func (c Code) Retryable() bool {
 	switch c {
 	case CodeTimeout, CodeResourceExhausted, CodeInternal, CodeAuditEnterFailed:
@@ -32,9 +37,10 @@ func (c Code) Retryable() bool {
 	return false
 }
 
-// Error is the structured error of SPEC §6. Its JSON form is
-// {code, message, details?, retryable, correlationId?, runId?}; the runtime
-// fills CorrelationID and RunID before a tool error reaches the wire.
+// Error is a structured error, the body of a failed tool call. Its JSON
+// form is {code, message, details?, retryable, correlationId?, runId?};
+// the runtime fills CorrelationID and RunID before a tool error reaches
+// the wire.
 //
 // An *Error is a Go error: errors.Is(err, &Error{Code: X}) matches any
 // *Error with code X, and Unwrap exposes the cause.
