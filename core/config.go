@@ -193,6 +193,8 @@ func (e *ConfigError) Error() string {
 		b.WriteString("config file " + strconv.Quote(e.Value) + " (--config or " + envConfig + ")")
 	case e.Source == sourceFile:
 		b.WriteString(e.Key + " = " + e.Value + " (from the config file)")
+	case e.Source == sourceEnv && e.Env == "":
+		b.WriteString(e.Key + " = " + strconv.Quote(e.Value) + " (from the environment)")
 	case e.Source == sourceEnv:
 		b.WriteString(e.Key + " = " + strconv.Quote(e.Value) + " (from " + e.Env + ")")
 	default:

@@ -221,13 +221,14 @@ func (l *Loader) Load(path string, environ []string) error {
 func (l *Loader) validateError(path string, work []reflect.Value, sources map[string]string, err error) error {
 	var ce *ConfigError
 	if !errors.As(err, &ce) {
-		return &ConfigError{Key: path, Value: "(the section)", Allowed: "a consistent " + sectionName(path),
+		return &ConfigError{Key: keyOrTop(path), Value: "(the section)", Allowed: "a consistent " + sectionName(path),
 			Source: sourceOf(sources, path), Reason: err.Error()}
 	}
 	out := *ce
 	out.Key = joinPath(path, ce.Key)
 	i, ok := l.byPath[out.Key]
 	if !ok {
+		out.Key = keyOrTop(out.Key)
 		if out.Source == "" {
 			out.Source = sourceOf(sources, out.Key)
 		}
@@ -249,6 +250,15 @@ func (l *Loader) validateError(path string, work []reflect.Value, sources map[st
 		out.Allowed = s.allowed("")
 	}
 	return &out
+}
+
+// keyOrTop returns path, or "(top level)" for the root: a ConfigError
+// with an empty Key is an unknown variable's.
+func keyOrTop(path string) string {
+	if path == "" {
+		return "(top level)"
+	}
+	return path
 }
 
 func sectionName(path string) string {

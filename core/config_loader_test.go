@@ -267,6 +267,9 @@ func TestLoaderAddRefuses(t *testing.T) {
 		badMin struct {
 			F int `json:"f" config:"min=x"`
 		}
+		emptyEnum struct {
+			F string `json:"f" config:"enum=a||b"`
+		}
 		ruleValue struct {
 			F string `json:"f" config:"nonempty=1"`
 		}
@@ -318,6 +321,7 @@ func TestLoaderAddRefuses(t *testing.T) {
 		{"min above max", "a", &minAboveMax{}, "min 5 > max 4"},
 		{"bad min", "a", &badMin{}, "min=x is not an integer"},
 		{"rule that takes no value", "a", &ruleValue{}, "nonempty takes no value"},
+		{"empty enum value", "a", &emptyEnum{}, "enum=a||b has an empty value"},
 		{"tag on a nested object", "a", &nestedTag{}, "a nested section takes no config tag"},
 		{"no keys", "a", &empty{}, "has no keys"},
 		{"embedded field", "a", &embedded{}, "embedded fields are not supported"},
@@ -349,5 +353,38 @@ func TestLoaderAddRefuses(t *testing.T) {
 				t.Errorf("a good section after a refused one: %v", err)
 			}
 		})
+	}
+}
+
+// rootTestSection is a section at the top level with a Validate method.
+type rootTestSection struct {
+	Low  int `json:"low" config:"min=0"`
+	High int `json:"high" config:"min=0"`
+}
+
+func (r *rootTestSection) Validate() error {
+	if r.Low > r.High {
+		return errors.New("low above high")
+	}
+	return nil
+}
+
+func TestLoaderValidateAtTheTopLevel(t *testing.T) {
+	s := rootTestSection{High: 5}
+	l := NewLoader()
+	if err := l.Add("", &s); err != nil {
+		t.Fatal(err)
+	}
+	err := l.Load(writeConfig(t, `{"low":6}`), nil)
+	var ce *ConfigError
+	if !errors.As(err, &ce) {
+		t.Fatalf("Load error = %v", err)
+	}
+	want := ConfigError{Key: "(top level)", Value: "(the section)", Allowed: "a consistent configuration", Source: "file", Reason: "low above high"}
+	if *ce != want {
+		t.Errorf("error\n got %#v\nwant %#v", *ce, want)
+	}
+	if err := l.Load("", []string{"MCPRT_LOW=5"}); err != nil || s.Low != 5 {
+		t.Errorf("Load = %v, low %d", err, s.Low)
 	}
 }

@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -126,23 +127,16 @@ func parseRules(s *keySpec, tag string) error {
 	}
 	for rule := range strings.SplitSeq(tag, ",") {
 		name, arg, hasArg := strings.Cut(rule, "=")
-		want := map[string]valueKind{"min": kindInt, "max": kindInt, "enum": kindString,
-			"envvar": kindString, "reserved": kindBool}[name]
-		switch name {
-		case "min", "max", "enum":
-			if !hasArg || arg == "" {
-				return fmt.Errorf("%s needs a value", name)
-			}
-		case "nonempty", "envvar", "reserved", "secret":
-			if hasArg {
-				return fmt.Errorf("%s takes no value", name)
-			}
-		default:
+		known, takesArg, applies := ruleFits(name, s.kind)
+		switch {
+		case !known:
 			return fmt.Errorf("unknown rule %q", name)
-		}
-		if name != "secret" && name != "nonempty" && s.kind != want ||
-			name == "nonempty" && s.kind != kindString && s.kind != kindList {
+		case !applies:
 			return fmt.Errorf("rule %s does not apply to this field's type", name)
+		case takesArg && (!hasArg || arg == ""):
+			return fmt.Errorf("%s needs a value", name)
+		case !takesArg && hasArg:
+			return fmt.Errorf("%s takes no value", name)
 		}
 		switch name {
 		case "min", "max":
@@ -157,6 +151,9 @@ func parseRules(s *keySpec, tag string) error {
 			}
 		case "enum":
 			s.enum = strings.Split(arg, "|")
+			if slices.Contains(s.enum, "") {
+				return fmt.Errorf("enum=%s has an empty value", arg)
+			}
 		case "nonempty":
 			s.nonEmpty = true
 		case "envvar":
@@ -174,6 +171,26 @@ func parseRules(s *keySpec, tag string) error {
 		return fmt.Errorf("enum excludes nonempty and envvar")
 	}
 	return nil
+}
+
+// ruleFits says whether the rule name is known, whether it takes a value
+// and whether it applies to a key of kind k.
+func ruleFits(name string, k valueKind) (known, takesArg, applies bool) {
+	switch name {
+	case "min", "max":
+		return true, true, k == kindInt
+	case "enum":
+		return true, true, k == kindString
+	case "envvar":
+		return true, false, k == kindString
+	case "nonempty":
+		return true, false, k == kindString || k == kindList
+	case "reserved":
+		return true, false, k == kindBool
+	case "secret":
+		return true, false, true
+	}
+	return false, false, false
 }
 
 // isKeyName reports whether name can be a key: an ASCII letter, then ASCII
