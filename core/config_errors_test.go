@@ -99,6 +99,7 @@ func TestConfigInvalid(t *testing.T) {
 
 		// Enums and strings.
 		{"file mode wrong case", `{"server":{"mode":"full"}}`, nil, fileErr("server.mode", `"full"`, allowedMode, "not one of the allowed values (case-sensitive): did you mean FULL?")},
+		{"env mode lower case", "", []string{"MCPRT_SERVER_MODE=readonly"}, envErr("server.mode", "readonly", allowedMode, "not one of the allowed values (case-sensitive): did you mean READONLY?")},
 		{"env level wrong case", "", []string{"MCPRT_LOGGING_LEVEL=INFO"}, envErr("logging.level", "INFO", allowedLevel, "not one of the allowed values (case-sensitive): did you mean info?")},
 		{"env level empty", "", []string{"MCPRT_LOGGING_LEVEL="}, envErr("logging.level", "", allowedLevel, "empty")},
 		{"file admin policy", `{"tools":{"adminPolicy":{"mode":"allow_all"}}}`, nil, fileErr("tools.adminPolicy.mode", `"allow_all"`, allowedPolicy, notAllowedEnum)},
