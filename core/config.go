@@ -6,9 +6,10 @@ import (
 	"strings"
 )
 
-// Config is the whole configuration of SPEC §10. Build it with
-// DefaultConfig or LoadConfig; the JSON tags are the key names of the
-// configuration file.
+// Config is the configuration of mcprt's own sections. Build it with
+// DefaultConfig, LoadConfig or NewConfigLoader. The json tags are the key
+// names of the configuration file, the config tags the rules of each value
+// (see the package documentation), the help tags what each key does.
 type Config struct {
 	Server    ServerConfig    `json:"server"`    // identity, mode and lifecycle timeouts
 	Transport TransportConfig `json:"transport"` // wire limits
@@ -21,61 +22,61 @@ type Config struct {
 
 // ServerConfig is the "server" section of the configuration.
 type ServerConfig struct {
-	Name              string `json:"name"`              // serverInfo.name; non-empty
-	Version           string `json:"version"`           // serverInfo.version; non-empty, defaults to the build version
-	Mode              string `json:"mode"`              // one of ModeFull, ModeReadOnly, ModeMinimal, ModeTest
-	ShutdownTimeoutMs int    `json:"shutdownTimeoutMs"` // how long shutdown waits for handlers
-	StartupTimeoutMs  int    `json:"startupTimeoutMs"`  // startup deadline (exit 75 when missed)
-	Instructions      string `json:"instructions"`      // initialize instructions; may be empty
+	Name              string `json:"name" config:"nonempty" help:"Server name reported in the initialize serverInfo."`
+	Version           string `json:"version" config:"nonempty" help:"Server version reported in the initialize serverInfo."`
+	Mode              string `json:"mode" config:"enum=FULL|READONLY|MINIMAL|TEST" help:"Runtime mode: which tools are admitted (FULL, READONLY: read-only tools, MINIMAL: server_ping and health, TEST: FULL plus test fixtures)."`
+	ShutdownTimeoutMs int    `json:"shutdownTimeoutMs" help:"How long shutdown waits for in-flight handlers, in milliseconds."`
+	StartupTimeoutMs  int    `json:"startupTimeoutMs" help:"Startup must finish within this many milliseconds, or the process exits 75."`
+	Instructions      string `json:"instructions" help:"Instructions returned by initialize; empty means none."`
 }
 
 // TransportConfig is the "transport" section of the configuration.
 type TransportConfig struct {
-	MaxMessageBytes int `json:"maxMessageBytes"` // largest accepted line, in bytes
-	MaxInFlight     int `json:"maxInFlight"`     // most requests in flight per connection
+	MaxMessageBytes int `json:"maxMessageBytes" help:"Largest accepted JSON-RPC message (one line), in bytes."`
+	MaxInFlight     int `json:"maxInFlight" help:"Most requests in flight on one connection."`
 }
 
 // ToolsConfig is the "tools" section of the configuration.
 type ToolsConfig struct {
-	DefaultTimeoutMs         int               `json:"defaultTimeoutMs"`         // default tools/call deadline
-	MaxPayloadBytes          int               `json:"maxPayloadBytes"`          // largest tools/call arguments
-	MaxStateBytes            int               `json:"maxStateBytes"`            // largest agent state returned
-	MaxResultBytes           int               `json:"maxResultBytes"`           // largest tool result
-	PageSize                 int               `json:"pageSize"`                 // items per list page
-	AdminRegistrationEnabled bool              `json:"adminRegistrationEnabled"` // admin tools switch (with security.dynamicRegistrationEnabled)
-	AdminPolicy              AdminPolicyConfig `json:"adminPolicy"`              // who may call admin tools
+	DefaultTimeoutMs         int               `json:"defaultTimeoutMs" help:"Deadline of a tools/call without its own timeout, in milliseconds."`
+	MaxPayloadBytes          int               `json:"maxPayloadBytes" help:"Largest tools/call arguments, in bytes."`
+	MaxStateBytes            int               `json:"maxStateBytes" help:"Largest agent state returned by agent_get_state, in bytes."`
+	MaxResultBytes           int               `json:"maxResultBytes" help:"Largest tool result, in bytes."`
+	PageSize                 int               `json:"pageSize" help:"Items per page of list results."`
+	AdminRegistrationEnabled bool              `json:"adminRegistrationEnabled" help:"Admin tools exist only when this and security.dynamicRegistrationEnabled are true."`
+	AdminPolicy              AdminPolicyConfig `json:"adminPolicy"` // who may call admin tools
 }
 
 // AdminPolicyConfig is the "tools.adminPolicy" section of the configuration.
 type AdminPolicyConfig struct {
-	Mode        string `json:"mode"`        // one of AdminPolicyDenyAll, AdminPolicyLocalStdioOnly, AdminPolicyToken
-	TokenEnvVar string `json:"tokenEnvVar"` // empty, or the variable that holds the admin token
+	Mode        string `json:"mode" config:"enum=deny_all|local_stdio_only|token" help:"Who may call the admin tools."`
+	TokenEnvVar string `json:"tokenEnvVar" config:"envvar" help:"Environment variable that holds the admin token (token mode); empty means none."`
 }
 
 // ResourcesConfig is the "resources" section of the configuration.
 type ResourcesConfig struct {
-	MaxConcurrentExecutions int `json:"maxConcurrentExecutions"` // most tool calls executing at once
+	MaxConcurrentExecutions int `json:"maxConcurrentExecutions" help:"Most tool calls executing at once."`
 }
 
 // LoggingConfig is the "logging" section of the configuration.
 type LoggingConfig struct {
-	Level      string   `json:"level"`      // one of debug, info, warn, error
-	RedactKeys []string `json:"redactKeys"` // keys whose values are redacted in logs
+	Level      string   `json:"level" config:"enum=debug|info|warn|error" help:"Least severe level written to stderr."`
+	RedactKeys []string `json:"redactKeys" help:"Keys whose values logs replace by [REDACTED] (case-insensitive); replaces the default list."`
 }
 
 // SecurityConfig is the "security" section of the configuration.
 type SecurityConfig struct {
-	DynamicRegistrationEnabled bool `json:"dynamicRegistrationEnabled"` // admin tools switch (with tools.adminRegistrationEnabled)
-	AllowArbitraryCodeTools    bool `json:"allowArbitraryCodeTools"`    // reserved; always false
+	DynamicRegistrationEnabled bool `json:"dynamicRegistrationEnabled" help:"Admin tools exist only when this and tools.adminRegistrationEnabled are true."`
+	AllowArbitraryCodeTools    bool `json:"allowArbitraryCodeTools" config:"reserved" help:"Reserved; must stay false."`
 }
 
 // AACPConfig is the "aacp" section of the configuration.
 type AACPConfig struct {
-	DefaultTTLMs int    `json:"defaultTtlMs"` // default message time-to-live
-	DataDir      string `json:"dataDir"`      // directory for journals and ledgers; non-empty
+	DefaultTTLMs int    `json:"defaultTtlMs" help:"Default time-to-live of agent messages, in milliseconds."`
+	DataDir      string `json:"dataDir" config:"nonempty" help:"Directory of the agent messaging data (journals, ledgers)."`
 }
 
-// Mode values of server.mode (SPEC §9).
+// Mode values of server.mode: which tools a server admits.
 const (
 	ModeFull     = "FULL"     // everything configured
 	ModeReadOnly = "READONLY" // only read-only tools
@@ -83,7 +84,8 @@ const (
 	ModeTest     = "TEST"     // FULL plus the test fixtures
 )
 
-// Admin policy modes of tools.adminPolicy.mode (SPEC §8.2).
+// Admin policy modes of tools.adminPolicy.mode: who may call the admin
+// tools.
 const (
 	AdminPolicyDenyAll        = "deny_all"         // every admin call is UNAUTHORIZED
 	AdminPolicyLocalStdioOnly = "local_stdio_only" // admin calls allowed over stdio only
@@ -106,7 +108,7 @@ const envConfig = "MCPRT_CONFIG"
 // number holds exactly (2^53-1), and no more than an int holds.
 const maxConfigInt = min(1<<53-1, math.MaxInt)
 
-// DefaultConfig returns the defaults of SPEC §10; version becomes
+// DefaultConfig returns the defaults of every key; version becomes
 // Server.Version. Every call returns a fresh value (the RedactKeys slice is
 // not shared).
 func DefaultConfig(version string) Config {
@@ -137,49 +139,24 @@ func DefaultConfig(version string) Config {
 	}
 }
 
-// LoadConfig builds the configuration: the defaults, then the JSON file at
-// path (skipped when path == ""), then the MCPRT_* variables of environ
-// (os.Environ() form, "K=V"; of a name given twice the first counts, as with
-// os.Getenv). Environment beats file beats defaults.
+// LoadConfig loads mcprt's own sections: DefaultConfig(version), then the
+// JSON file at path (skipped when path == ""), then the MCPRT_* variables
+// of environ. It is NewConfigLoader followed by Loader.Load; see Load for
+// the rules. On error the Config is the zero value and the error is a
+// *ConfigError.
 //
-// LoadConfig is strict: an unknown, duplicate, null or wrongly typed key in
-// the file, an invalid value from any source, and an MCPRT_* variable that
-// is not a known key fail the load. MCPRT_CONFIG is accepted but ignored
-// (the caller resolves the file path), and so is the variable named by
-// tools.adminPolicy.tokenEnvVar. The error is a *ConfigError; of several
-// problems the first is reported, in a fixed order: the file (structure in
-// file order, then values in ConfigKeys order), then the environment (in
-// sorted variable order), then the merged result.
+// LoadConfig knows only the base sections: a program that adds its own
+// uses NewConfigLoader, or else their keys are unknown.
 func LoadConfig(path string, environ []string, version string) (Config, error) {
-	specs := configSpecs()
 	cfg := DefaultConfig(version)
-	sources := make(map[string]string, len(specs))
-	if path != "" {
-		if err := applyFile(&cfg, sources, specs, path); err != nil {
-			return Config{}, err
-		}
-	}
-	if err := applyEnv(&cfg, sources, specs, environ); err != nil {
+	if err := NewConfigLoader(&cfg).Load(path, environ); err != nil {
 		return Config{}, err
-	}
-	// Validate the merged result: file and environment values were checked
-	// as they were applied, so only a default (an empty version) can fail.
-	for i := range specs {
-		s := &specs[i]
-		src := sources[s.path]
-		if src == "" {
-			src = sourceDefault
-		}
-		v := s.get(&cfg)
-		if reason := s.check(v); reason != "" {
-			return Config{}, s.newError(src, s.text(v), reason)
-		}
 	}
 	return cfg, nil
 }
 
 // ConfigError says which setting is invalid, what it was and what is
-// allowed. cmd/mcprt logs its fields and exits 78 (SPEC §4.2).
+// allowed. The mcprt binary logs its fields and exits 78 (EX_CONFIG).
 type ConfigError struct {
 	// Key is the key path, e.g. "tools.defaultTimeoutMs"; "config" for the
 	// configuration file itself; "" for an unknown environment variable.
@@ -195,7 +172,7 @@ type ConfigError struct {
 	// unknown key or variable whose name looks secret is "[REDACTED]".
 	Value string
 	// Allowed says what would be accepted, e.g. "one of FULL, READONLY,
-	// MINIMAL, TEST".
+	// MINIMAL, TEST (case-sensitive)".
 	Allowed string
 	// Source is where Value came from: "file", "env" or "default".
 	Source string
@@ -216,6 +193,8 @@ func (e *ConfigError) Error() string {
 		b.WriteString("config file " + strconv.Quote(e.Value) + " (--config or " + envConfig + ")")
 	case e.Source == sourceFile:
 		b.WriteString(e.Key + " = " + e.Value + " (from the config file)")
+	case e.Source == sourceEnv && e.Env == "":
+		b.WriteString(e.Key + " = " + strconv.Quote(e.Value) + " (from the environment)")
 	case e.Source == sourceEnv:
 		b.WriteString(e.Key + " = " + strconv.Quote(e.Value) + " (from " + e.Env + ")")
 	default:
@@ -238,19 +217,16 @@ type ConfigKey struct {
 	Meaning string // one line
 }
 
-// ConfigKeys returns every configuration key in a stable order (the order
-// of the Config fields).
+// ConfigKeys returns every key of mcprt's own sections in a stable order
+// (the order of the Config fields). The default of server.version is
+// shown as "(build version)".
 func ConfigKeys() []ConfigKey {
-	specs := configSpecs()
-	def := DefaultConfig("")
-	keys := make([]ConfigKey, len(specs))
-	for i := range specs {
-		s := &specs[i]
-		d := s.text(s.get(&def))
-		if s.path == "server.version" {
-			d = "(build version)"
+	cfg := DefaultConfig("")
+	keys := NewConfigLoader(&cfg).Keys()
+	for i := range keys {
+		if keys[i].Path == "server.version" {
+			keys[i].Default = "(build version)"
 		}
-		keys[i] = ConfigKey{Path: s.path, Env: EnvName(s.path), Default: d, Allowed: s.allowed(""), Meaning: s.meaning}
 	}
 	return keys
 }

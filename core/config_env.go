@@ -1,6 +1,7 @@
 package core
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 )
@@ -8,9 +9,9 @@ import (
 // envPrefix starts every variable that belongs to mcprt.
 const envPrefix = "MCPRT_"
 
-// applyEnv applies the MCPRT_* variables of environ to cfg, in sorted
-// variable order, rejecting unknown ones.
-func applyEnv(cfg *Config, sources map[string]string, specs []keySpec, environ []string) error {
+// applyEnv applies the MCPRT_* variables of environ to the section values
+// work, in sorted variable order, rejecting unknown ones.
+func (l *Loader) applyEnv(work []reflect.Value, sources map[string]string, environ []string) error {
 	vars := make(map[string]string)
 	var names []string
 	for _, kv := range environ {
@@ -29,42 +30,40 @@ func applyEnv(cfg *Config, sources map[string]string, specs []keySpec, environ [
 	}
 	slices.Sort(names)
 
-	byEnv := make(map[string]*keySpec, len(specs))
-	known := make([]string, 0, len(specs)+1)
-	var tokenSpec *keySpec
-	for i := range specs {
-		env := EnvName(specs[i].path)
-		byEnv[env] = &specs[i]
-		known = append(known, env)
-		if specs[i].path == "tools.adminPolicy.tokenEnvVar" {
-			tokenSpec = &specs[i]
+	// A variable named by an envvar key (the one holding the admin token,
+	// say) may carry the MCPRT_ prefix; it is that key's, not a key. The
+	// name is the key's value from the environment if set there, else from
+	// the file or the default.
+	exempt := map[string]bool{envConfig: true}
+	for i := range l.specs {
+		s := &l.specs[i]
+		if !s.envVarName {
+			continue
 		}
-	}
-	known = append(known, envConfig)
-
-	// The variable that holds the admin token may carry the MCPRT_ prefix;
-	// it is the token's, not a configuration key.
-	tokenVar := cfg.Tools.AdminPolicy.TokenEnvVar
-	if v, ok := vars[EnvName(tokenSpec.path)]; ok {
-		tokenVar = v
+		name, ok := vars[s.env]
+		if !ok {
+			name, _ = s.get(work[s.section]).(string)
+		}
+		exempt[name] = true
 	}
 
 	for _, name := range names {
 		value := vars[name]
-		s, ok := byEnv[name]
+		i, ok := l.byEnv[name]
 		switch {
 		case ok:
-		case name == envConfig || name == tokenVar:
+		case exempt[name]:
 			continue
 		default:
 			return &ConfigError{
 				Env:     name,
 				Value:   redactIfSecret(name, shorten(value)),
-				Allowed: "a known " + envPrefix + "* variable (see README)" + suggest(name, known, strings.ToUpper),
+				Allowed: "a known " + envPrefix + "* variable (see README)" + suggest(name, l.envNames(), strings.ToUpper),
 				Source:  sourceEnv,
 				Reason:  "unknown variable",
 			}
 		}
+		s := &l.specs[i]
 		v, reason := s.decodeEnv(value)
 		if reason == "" {
 			reason = s.check(v)
@@ -72,10 +71,19 @@ func applyEnv(cfg *Config, sources map[string]string, specs []keySpec, environ [
 		if reason != "" {
 			return s.newError(sourceEnv, value, reason)
 		}
-		s.set(cfg, v)
+		s.set(work[s.section], v)
 		sources[s.path] = sourceEnv
 	}
 	return nil
+}
+
+// envNames lists every known variable: the keys' and MCPRT_CONFIG.
+func (l *Loader) envNames() []string {
+	names := make([]string, 0, len(l.specs)+1)
+	for i := range l.specs {
+		names = append(names, l.specs[i].env)
+	}
+	return append(names, envConfig)
 }
 
 // suggest returns "; did you mean X?" for the candidate closest to name

@@ -11,7 +11,10 @@ const (
 	allowedFile    = "a readable JSON object file (UTF-8, at most 1048576 bytes)"
 	allowedVar     = "a known MCPRT_* variable (see README)"
 	serverKeys     = "name, version, mode, shutdownTimeoutMs, startupTimeoutMs, instructions"
-	notAllowedEnum = "not one of the allowed values (they are case-sensitive)"
+	notAllowedEnum = "not one of the allowed values"
+	allowedMode    = "one of FULL, READONLY, MINIMAL, TEST (case-sensitive)"
+	allowedLevel   = "one of debug, info, warn, error (case-sensitive)"
+	allowedPolicy  = "one of deny_all, local_stdio_only, token (case-sensitive)"
 )
 
 // fileErr is the expected error of a file value; envErr of an env value.
@@ -65,8 +68,8 @@ func TestConfigInvalid(t *testing.T) {
 		{"number in a list", `{"logging":{"redactKeys":["a", 1]}}`, nil, fileErr("logging.redactKeys", `["a",1]`, "a JSON array of non-empty strings", "wrong JSON type: item 1 is a number, want a string")},
 		{"null in a list", `{"logging":{"redactKeys":[null]}}`, nil, fileErr("logging.redactKeys", `[null]`, "a JSON array of non-empty strings", "wrong JSON type: item 0 is null, want a string")},
 		{"empty string in a list", `{"logging":{"redactKeys":["a",""]}}`, nil, fileErr("logging.redactKeys", `["a",""]`, "a JSON array of non-empty strings", "contains an empty string")},
-		{"object for a value", `{"server":{"mode":{"x":1}}}`, nil, fileErr("server.mode", `{"x":1}`, "one of FULL, READONLY, MINIMAL, TEST", "wrong JSON type: got object, want a string")},
-		{"null value", `{"server":{"mode":null}}`, nil, fileErr("server.mode", "null", "one of FULL, READONLY, MINIMAL, TEST", "wrong JSON type: got null, want a string")},
+		{"object for a value", `{"server":{"mode":{"x":1}}}`, nil, fileErr("server.mode", `{"x":1}`, allowedMode, "wrong JSON type: got object, want a string")},
+		{"null value", `{"server":{"mode":null}}`, nil, fileErr("server.mode", "null", allowedMode, "wrong JSON type: got null, want a string")},
 		{"null number", `{"aacp":{"defaultTtlMs":null}}`, nil, fileErr("aacp.defaultTtlMs", "null", allowedInt, "wrong JSON type: got null, want a number")},
 		{"null section", `{"server":null}`, nil, ConfigError{Key: "server", Value: "null", Source: "file",
 			Allowed: "a JSON object with keys " + serverKeys, Reason: "wrong JSON type: got null, want an object"}},
@@ -95,11 +98,12 @@ func TestConfigInvalid(t *testing.T) {
 		{"env 40 digits", "", []string{"MCPRT_AACP_DEFAULT_TTL_MS=" + strings.Repeat("9", 40)}, envErr("aacp.defaultTtlMs", strings.Repeat("9", 40), allowedInt, "too large")},
 
 		// Enums and strings.
-		{"file mode wrong case", `{"server":{"mode":"full"}}`, nil, fileErr("server.mode", `"full"`, "one of FULL, READONLY, MINIMAL, TEST", notAllowedEnum)},
-		{"env level wrong case", "", []string{"MCPRT_LOGGING_LEVEL=INFO"}, envErr("logging.level", "INFO", "one of debug, info, warn, error", notAllowedEnum)},
-		{"env level empty", "", []string{"MCPRT_LOGGING_LEVEL="}, envErr("logging.level", "", "one of debug, info, warn, error", "empty")},
-		{"file admin policy", `{"tools":{"adminPolicy":{"mode":"allow_all"}}}`, nil, fileErr("tools.adminPolicy.mode", `"allow_all"`, "one of deny_all, local_stdio_only, token", notAllowedEnum)},
-		{"env admin policy", "", []string{"MCPRT_TOOLS_ADMIN_POLICY_MODE=open"}, envErr("tools.adminPolicy.mode", "open", "one of deny_all, local_stdio_only, token", notAllowedEnum)},
+		{"file mode wrong case", `{"server":{"mode":"full"}}`, nil, fileErr("server.mode", `"full"`, allowedMode, "not one of the allowed values (case-sensitive): did you mean FULL?")},
+		{"env mode lower case", "", []string{"MCPRT_SERVER_MODE=readonly"}, envErr("server.mode", "readonly", allowedMode, "not one of the allowed values (case-sensitive): did you mean READONLY?")},
+		{"env level wrong case", "", []string{"MCPRT_LOGGING_LEVEL=INFO"}, envErr("logging.level", "INFO", allowedLevel, "not one of the allowed values (case-sensitive): did you mean info?")},
+		{"env level empty", "", []string{"MCPRT_LOGGING_LEVEL="}, envErr("logging.level", "", allowedLevel, "empty")},
+		{"file admin policy", `{"tools":{"adminPolicy":{"mode":"allow_all"}}}`, nil, fileErr("tools.adminPolicy.mode", `"allow_all"`, allowedPolicy, notAllowedEnum)},
+		{"env admin policy", "", []string{"MCPRT_TOOLS_ADMIN_POLICY_MODE=open"}, envErr("tools.adminPolicy.mode", "open", allowedPolicy, notAllowedEnum)},
 		{"file empty name", `{"server":{"name":""}}`, nil, fileErr("server.name", `""`, "a non-empty string", "must not be empty")},
 		{"env empty data dir", "", []string{"MCPRT_AACP_DATA_DIR="}, envErr("aacp.dataDir", "", "a non-empty string", "must not be empty")},
 		{"token variable name", `{"tools":{"adminPolicy":{"tokenEnvVar":"1TOKEN"}}}`, nil, fileErr("tools.adminPolicy.tokenEnvVar", `"1TOKEN"`,
@@ -125,7 +129,7 @@ func TestConfigInvalid(t *testing.T) {
 
 		// Order: file before env, file values in key order, env sorted.
 		{"file before env", `{"tools":{"pageSize":0}}`, []string{"MCPRT_AACP_DEFAULT_TTL_MS=0"}, fileErr("tools.pageSize", "0", allowedInt, "must be >= 1")},
-		{"file values in key order", `{"tools":{"pageSize":0},"server":{"mode":"x"}}`, nil, fileErr("server.mode", `"x"`, "one of FULL, READONLY, MINIMAL, TEST", notAllowedEnum)},
+		{"file values in key order", `{"tools":{"pageSize":0},"server":{"mode":"x"}}`, nil, fileErr("server.mode", `"x"`, allowedMode, notAllowedEnum)},
 		{"env in sorted order", "", []string{"MCPRT_ZZZ=1", "MCPRT_TOOLS_PAGE_SIZE=x", "MCPRT_AACP_DEFAULT_TTL_MS=0"}, envErr("aacp.defaultTtlMs", "0", allowedInt, "must be >= 1")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -25,40 +26,37 @@ type configNode struct {
 	children map[string]*configNode
 }
 
-// configTree builds the object levels of the file from the key table.
-func configTree(specs []keySpec) *configNode {
-	root := &configNode{children: map[string]*configNode{}}
-	for i := range specs {
-		segs := strings.Split(specs[i].path, ".")
-		n := root
-		for _, seg := range segs[:len(segs)-1] {
-			child, ok := n.children[seg]
-			if !ok {
-				child = &configNode{children: map[string]*configNode{}}
-				n.keys = append(n.keys, seg)
-				n.children[seg] = child
-			}
-			n = child
+// insert adds the value key at path, and the objects above it, to the
+// tree rooted at n.
+func (n *configNode) insert(path string) {
+	segs := strings.Split(path, ".")
+	for _, seg := range segs[:len(segs)-1] {
+		child, ok := n.children[seg]
+		if !ok {
+			child = &configNode{children: map[string]*configNode{}}
+			n.keys = append(n.keys, seg)
+			n.children[seg] = child
 		}
-		last := segs[len(segs)-1]
-		n.keys = append(n.keys, last)
-		n.children[last] = nil
+		n = child
 	}
-	return root
+	last := segs[len(segs)-1]
+	n.keys = append(n.keys, last)
+	n.children[last] = nil
 }
 
-// applyFile reads the file at path and applies its values to cfg.
-func applyFile(cfg *Config, sources map[string]string, specs []keySpec, path string) error {
+// applyFile reads the file at path and applies its values to the section
+// values work.
+func (l *Loader) applyFile(work []reflect.Value, sources map[string]string, path string) error {
 	data, reason := readConfigFile(path)
 	if reason != "" {
 		return fileError(path, reason)
 	}
 	values := make(map[string][]byte)
-	if err := walkObject(path, data, "", configTree(specs), values); err != nil {
+	if err := walkObject(path, data, "", l.root, values); err != nil {
 		return err
 	}
-	for i := range specs {
-		s := &specs[i]
+	for i := range l.specs {
+		s := &l.specs[i]
 		raw, ok := values[s.path]
 		if !ok {
 			continue
@@ -70,7 +68,7 @@ func applyFile(cfg *Config, sources map[string]string, specs []keySpec, path str
 		if reason != "" {
 			return s.newError(sourceFile, compactJSON(raw), reason)
 		}
-		s.set(cfg, v)
+		s.set(work[s.section], v)
 		sources[s.path] = sourceFile
 	}
 	return nil

@@ -356,6 +356,8 @@ func TestConfigErrorMessage(t *testing.T) {
 			`config: server.version = "" (default) is invalid: must not be empty; allowed: a non-empty string`},
 		{ConfigError{Env: "MCPRT_X", Value: "1", Allowed: "a known MCPRT_* variable (see README)", Source: "env", Reason: "unknown variable"},
 			`config: unknown environment variable MCPRT_X = "1" is invalid: unknown variable; allowed: a known MCPRT_* variable (see README)`},
+		{ConfigError{Key: "transport.http", Value: "(the section)", Allowed: "a consistent transport.http section", Source: "env", Reason: "bad"},
+			`config: transport.http = "(the section)" (from the environment) is invalid: bad; allowed: a consistent transport.http section`},
 		{ConfigError{Key: "config", Env: "MCPRT_CONFIG", Value: "/x.json", Allowed: "a file", Source: "file", Reason: "cannot read"},
 			`config: config file "/x.json" (--config or MCPRT_CONFIG) is invalid: cannot read; allowed: a file`},
 	} {

@@ -5,11 +5,12 @@ import (
 	"fmt"
 )
 
-// Code is a structured error code of SPEC §6. Codes are UPPER_SNAKE_CASE;
-// domain tools may define their own.
+// Code is the code of a structured error: what kind of failure it is, in
+// UPPER_SNAKE_CASE. Domain tools may define their own codes.
 type Code string
 
-// The codes of SPEC §6.
+// The codes the runtime itself uses. NOT_INITIALIZED only ever appears
+// inside the error of a request sent before initialization finished.
 const (
 	CodeInvalidArgument   Code = "INVALID_ARGUMENT"
 	CodeNotFound          Code = "NOT_FOUND"

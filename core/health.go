@@ -2,7 +2,8 @@ package core
 
 import "time"
 
-// HealthStatus is the status the health tool reports (SPEC §8.1).
+// HealthStatus is the status the health tool reports: how close the server
+// is to refusing work.
 type HealthStatus string
 
 // The health status values.
@@ -18,7 +19,8 @@ const (
 	StatusUnhealthy HealthStatus = "unhealthy"
 )
 
-// The thresholds of SPEC §8.1.
+// The thresholds of Health: scheduler latency p99 (Go's counterpart of an
+// event loop delay) and consecutive RESOURCE_EXHAUSTED rejections.
 const (
 	degradedSchedLatency    = 100 * time.Millisecond
 	unhealthySchedLatency   = 500 * time.Millisecond
@@ -38,7 +40,7 @@ type HealthInputs struct {
 	ConsecutiveExhausted int
 }
 
-// Health applies the rules of SPEC §8.1: unhealthy when every slot is
+// Health judges the inputs: unhealthy when every slot is
 // taken (concurrent >= max), or p99 > 500 ms, or ConsecutiveExhausted >= 3;
 // else degraded when concurrent > 80% of max (integer math:
 // concurrent*10 > max*8, so exactly 80% is not degraded), or p99 > 100 ms;

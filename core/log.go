@@ -14,13 +14,14 @@ type LogOptions struct {
 	// Level is the minimum level written; nil means slog.LevelInfo.
 	Level slog.Leveler
 	// RedactKeys are the keys whose values are replaced by RedactedValue,
-	// matched exactly but case-insensitively (SPEC §10 logging.redactKeys).
+	// matched exactly but case-insensitively (the logging.redactKeys
+	// setting).
 	RedactKeys []string
 }
 
 // NewLogger returns a *slog.Logger that writes JSON lines to w in the
 // slog.JSONHandler format (time, level, msg, then the attributes), with
-// redaction and sanitization (SPEC §11) applied to every record:
+// redaction and sanitization applied to every record:
 //
 //   - an attribute whose key matches a redaction key has its value replaced
 //     by RedactedValue, at any depth: inside slog.Group values, inside

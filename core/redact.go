@@ -13,7 +13,7 @@ import (
 )
 
 // RedactedValue replaces the value of every key that matches a redaction
-// key (SPEC §11).
+// key, case-insensitively, at any depth.
 const RedactedValue = "[REDACTED]"
 
 // TruncatedValue replaces a container nested MaxRedactDepth levels deep, and
@@ -31,7 +31,8 @@ const invalidJSONValue = "[INVALID JSON]"
 // maxFastKeyLen bounds the keys IsRedacted lowercases on the stack.
 const maxFastKeyLen = 64
 
-// Redactor redacts and sanitizes values (SPEC §11). It is immutable after
+// Redactor redacts and sanitizes values: see NewLogger for the rules. It
+// is immutable after
 // NewRedactor and safe for concurrent use. A nil *Redactor redacts nothing
 // but still sanitizes.
 type Redactor struct {

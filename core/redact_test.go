@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// testRedactKeys are the default redaction keys of SPEC §10.
+// testRedactKeys are the default redaction keys (logging.redactKeys).
 var testRedactKeys = []string{"token", "key", "secret", "password", "apiKey",
 	"authorization", "bearer", "session", "cookie"}
 

@@ -9,8 +9,9 @@ import (
 // CompactLen returns the length in bytes of the compact form of the JSON
 // text raw (what json.Compact would produce: whitespace outside strings
 // removed), without allocating. raw must be valid JSON (callers have
-// validated it); an empty raw has length 0. It is the payload size of SPEC
-// §7.3 step 4.
+// validated it); an empty raw has length 0. It is the size that
+// tools.maxPayloadBytes bounds: the compact JSON length of a tool call's
+// arguments.
 func CompactLen(raw []byte) int {
 	n := 0
 	for i := 0; i < len(raw); i++ {

@@ -6,7 +6,8 @@ import (
 )
 
 // Slots is a counting semaphore with a non-blocking acquire: the
-// concurrency slots of SPEC §7.3 step 6. It is lock-free (atomic
+// concurrency slots a tool call takes before its handler runs (none free
+// means the call is refused at once, not queued). It is lock-free (atomic
 // compare-and-swap) and safe for concurrent use.
 type Slots struct {
 	max   int64
@@ -57,8 +58,9 @@ func (s *Slots) InUse() int { return int(s.inUse.Load()) }
 func (s *Slots) Max() int { return int(s.max) }
 
 // ExhaustionCounter counts consecutive tools/call rejections with
-// RESOURCE_EXHAUSTED (SPEC §8.1): step-4 and step-6 rejections raise it, any
-// other completed tools/call resets it. It belongs to a server instance,
+// RESOURCE_EXHAUSTED, one input of Health: a call refused for an
+// oversized payload or for want of a concurrency slot raises it, any other
+// completed tools/call resets it. It belongs to a server instance,
 // not to the process. Its zero value is ready to use; it is safe for
 // concurrent use.
 type ExhaustionCounter struct {

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// The runtime/metrics names Telemetry reads (SPEC §8.1).
+// The runtime/metrics names Telemetry reads.
 const (
 	metricHeapLive     = "/gc/heap/live:bytes"
 	metricSchedLatency = "/sched/latencies:seconds"
@@ -31,7 +31,7 @@ const (
 	ringSize = 16
 )
 
-// RuntimeStats are the runtime figures of the health tool (SPEC §8).
+// RuntimeStats are the runtime figures the health tool reports.
 type RuntimeStats struct {
 	// HeapLiveBytes is the live heap after the last GC
 	// (runtime/metrics "/gc/heap/live:bytes"); before the first GC, the
@@ -47,7 +47,8 @@ type RuntimeStats struct {
 
 // Telemetry samples runtime/metrics: the live heap and the scheduler
 // latency histogram, whose p99 it reports over a rolling 10 s window (Go's
-// stand-in for Node's event loop delay, SPEC §8.1).
+// counterpart of an event loop delay: how long runnable goroutines wait
+// for a thread).
 //
 // It keeps cumulative histogram snapshots taken about once a second in a
 // small ring. The p99 comes from the difference between a fresh sample and
