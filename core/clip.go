@@ -1,9 +1,6 @@
 package core
 
-import "unicode/utf8"
-
-// ellipsis marks a clipped string.
-const ellipsis = "…"
+import "github.com/mcprt/mcprt/internal/jsontext"
 
 // Clip returns s when it is at most max bytes long. Otherwise it returns the
 // longest prefix of s that ends on a character boundary and, with "…"
@@ -17,36 +14,4 @@ const ellipsis = "…"
 // values, wire sizes) are in bytes. "Character" means a Unicode code point:
 // a combining mark may be separated from the character before it. In a
 // string that is not valid UTF-8, an invalid byte counts as one character.
-func Clip(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	if max <= 0 {
-		return ""
-	}
-	if max < len(ellipsis) {
-		return s[:runeBoundary(s, max)]
-	}
-	return s[:runeBoundary(s, max-len(ellipsis))] + ellipsis
-}
-
-// runeBoundary returns the largest n <= cut such that s[:n] does not end
-// inside the encoding of a valid character. It needs 0 <= cut < len(s).
-func runeBoundary(s string, cut int) int {
-	// Step back over at most UTFMax-1 continuation bytes to the start of the
-	// encoding that covers s[cut]; keep cut when that start does not begin
-	// a valid character reaching past cut (invalid bytes stand alone).
-	for start := cut; start >= 0 && start > cut-utf8.UTFMax; start-- {
-		if utf8.RuneStart(s[start]) {
-			r, size := utf8.DecodeRuneInString(s[start:])
-			if r == utf8.RuneError && size <= 1 {
-				return cut
-			}
-			if start+size > cut {
-				return start
-			}
-			return cut
-		}
-	}
-	return cut
-}
+func Clip(s string, max int) string { return jsontext.Clip(s, max) }

@@ -14,12 +14,12 @@ func TestClipNeverCutsACharacter(t *testing.T) {
 	}{
 		{"hello", 10, "hello"},
 		{"hello", 5, "hello"},
-		{"hello", 4, "hell…"},
-		{"héllo", 2, "h…"}, // é is two bytes: cutting at 2 would split it
-		{"héllo", 3, "hé…"},
-		{"日本語", 4, "日…"},
-		{"日本語", 0, "…"},
-		{"😀😀", 5, "😀…"},
+		{"hello", 4, "h…"},
+		{"héllo", 5, "h…"}, // é is two bytes: cutting after one would split it
+		{"héllo!", 6, "hé…"},
+		{"日本語", 6, "日…"},
+		{"日本語", 0, ""},
+		{"😀😀", 7, "😀…"},
 	}
 	for _, tt := range tests {
 		got := Clip(tt.in, tt.max)
@@ -40,7 +40,7 @@ func TestClipPropertyPrefixAndBound(t *testing.T) {
 			t.Fatalf("Clip(_, %d) produced invalid UTF-8", max)
 		}
 		body := strings.TrimSuffix(got, "…")
-		if !strings.HasPrefix(s, body) || len(body) > max {
+		if !strings.HasPrefix(s, body) || len(got) > max {
 			t.Fatalf("Clip(_, %d) = %q: not a prefix within the bound", max, got)
 		}
 	}
@@ -52,7 +52,7 @@ func TestClipPropertyPrefixAndBound(t *testing.T) {
 func TestQuoteClips(t *testing.T) {
 	long := strings.Repeat("x", 10_000)
 	q := Quote(long)
-	if len(q) > MaxEcho+len(`""…`)+2 {
+	if len(q) > MaxEcho+2 {
 		t.Fatalf("Quote kept %d bytes", len(q))
 	}
 }
