@@ -33,7 +33,13 @@ type ServerConfig struct {
 // TransportConfig is the "transport" section of the configuration.
 type TransportConfig struct {
 	MaxMessageBytes int `json:"maxMessageBytes" help:"Largest accepted JSON-RPC message (one line), in bytes."`
-	MaxInFlight     int `json:"maxInFlight" help:"Most requests in flight on one connection."`
+	MaxInFlight     int `json:"maxInFlight" help:"Most requests in flight on one connection; a request counts until its response is handed to the transport."`
+	// MaxOutputBytes bounds the output a connection has accepted and not
+	// yet written: while a client does not read, writers wait and the
+	// server stops reading its requests.
+	MaxOutputBytes int `json:"maxOutputBytes" help:"Most bytes of responses queued for a client that is not reading; past it the server stops reading requests."`
+	// MaxBatchResponseBytes bounds the answer to one JSON-RPC batch.
+	MaxBatchResponseBytes int `json:"maxBatchResponseBytes" help:"Largest answer to one batch; elements past it are answered with an error saying so."`
 }
 
 // ToolsConfig is the "tools" section of the configuration.
@@ -62,6 +68,9 @@ type ResourcesConfig struct {
 type LoggingConfig struct {
 	Level      string   `json:"level" config:"enum=debug|info|warn|error" help:"Least severe level written to stderr."`
 	RedactKeys []string `json:"redactKeys" help:"Keys whose values logs replace by [REDACTED] (case-insensitive); replaces the default list."`
+	// MaxBufferBytes bounds the log entries waiting for stderr; when
+	// stderr is not read, entries beyond it are dropped and counted.
+	MaxBufferBytes int `json:"maxBufferBytes" help:"Most bytes of log entries waiting for stderr; beyond it entries are dropped and counted (reported by health)."`
 }
 
 // SecurityConfig is the "security" section of the configuration.
@@ -120,7 +129,8 @@ func DefaultConfig(version string) Config {
 			ShutdownTimeoutMs: 10000,
 			StartupTimeoutMs:  10000,
 		},
-		Transport: TransportConfig{MaxMessageBytes: 4194304, MaxInFlight: 1024},
+		Transport: TransportConfig{MaxMessageBytes: 4194304, MaxInFlight: 1024, MaxOutputBytes: 1048576,
+			MaxBatchResponseBytes: 16777216},
 		Tools: ToolsConfig{
 			DefaultTimeoutMs: 30000,
 			MaxPayloadBytes:  1048576,
@@ -131,7 +141,8 @@ func DefaultConfig(version string) Config {
 		},
 		Resources: ResourcesConfig{MaxConcurrentExecutions: 10},
 		Logging: LoggingConfig{
-			Level: "info",
+			MaxBufferBytes: 1048576,
+			Level:          "info",
 			RedactKeys: []string{"token", "key", "secret", "password", "apiKey",
 				"authorization", "bearer", "session", "cookie"},
 		},

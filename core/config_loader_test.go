@@ -112,7 +112,7 @@ func TestLoaderSectionInvalid(t *testing.T) {
 		{"unknown key in the section", `{"transport":{"http":{"adr":"x"}}}`, nil, ConfigError{Key: "transport.http.adr", Value: `"x"`,
 			Source: "file", Reason: "unknown key", Allowed: "one of " + httpKeys + "; did you mean addr?"}},
 		{"the shared object lists both sections' keys", `{"transport":{"htp":{}}}`, nil, ConfigError{Key: "transport.htp", Value: "{}",
-			Source: "file", Reason: "unknown key", Allowed: "one of maxMessageBytes, maxInFlight, http; did you mean http?"}},
+			Source: "file", Reason: "unknown key", Allowed: "one of maxMessageBytes, maxInFlight, maxOutputBytes, maxBatchResponseBytes, http; did you mean http?"}},
 		{"unknown key in a nested object", `{"transport":{"http":{"tls":{"ca":"x"}}}}`, nil, ConfigError{Key: "transport.http.tls.ca", Value: `"x"`,
 			Source: "file", Reason: "unknown key", Allowed: "one of certFile, keyFile"}},
 		{"unknown variable of the section", "", []string{"MCPRT_TRANSPORT_HTTP_ADR=x"}, unknownVar("MCPRT_TRANSPORT_HTTP_ADR", "x",

@@ -72,12 +72,12 @@ func leafPaths(t reflect.Type, prefix string) []string {
 func TestDefaultConfig(t *testing.T) {
 	want := Config{
 		Server:    ServerConfig{Name: "mcprt", Version: "1.2.3", Mode: "FULL", ShutdownTimeoutMs: 10000, StartupTimeoutMs: 10000, Instructions: ""},
-		Transport: TransportConfig{MaxMessageBytes: 4194304, MaxInFlight: 1024},
+		Transport: TransportConfig{MaxMessageBytes: 4194304, MaxInFlight: 1024, MaxOutputBytes: 1048576, MaxBatchResponseBytes: 16777216},
 		Tools: ToolsConfig{DefaultTimeoutMs: 30000, MaxPayloadBytes: 1048576, MaxStateBytes: 262144, MaxResultBytes: 10485760,
 			PageSize: 100, AdminRegistrationEnabled: false, AdminPolicy: AdminPolicyConfig{Mode: "deny_all", TokenEnvVar: ""}},
 		Resources: ResourcesConfig{MaxConcurrentExecutions: 10},
 		Logging: LoggingConfig{Level: "info", RedactKeys: []string{"token", "key", "secret", "password", "apiKey",
-			"authorization", "bearer", "session", "cookie"}},
+			"authorization", "bearer", "session", "cookie"}, MaxBufferBytes: 1048576},
 		Security: SecurityConfig{DynamicRegistrationEnabled: false, AllowArbitraryCodeTools: false},
 		AACP:     AACPConfig{DefaultTTLMs: 86400000, DataDir: ".mcprt"},
 	}
@@ -128,6 +128,8 @@ var keyCases = []struct {
 	{"server.instructions", `"use it\nwell"`, "use it\nwell", func(c *Config) { c.Server.Instructions = "use it\nwell" }},
 	{"transport.maxMessageBytes", `7`, "7", func(c *Config) { c.Transport.MaxMessageBytes = 7 }},
 	{"transport.maxInFlight", `8`, "8", func(c *Config) { c.Transport.MaxInFlight = 8 }},
+	{"transport.maxOutputBytes", `80`, "80", func(c *Config) { c.Transport.MaxOutputBytes = 80 }},
+	{"transport.maxBatchResponseBytes", `81`, "81", func(c *Config) { c.Transport.MaxBatchResponseBytes = 81 }},
 	{"tools.defaultTimeoutMs", `9`, "9", func(c *Config) { c.Tools.DefaultTimeoutMs = 9 }},
 	{"tools.maxPayloadBytes", `10`, "10", func(c *Config) { c.Tools.MaxPayloadBytes = 10 }},
 	{"tools.maxStateBytes", `11`, "11", func(c *Config) { c.Tools.MaxStateBytes = 11 }},
@@ -139,6 +141,7 @@ var keyCases = []struct {
 	{"resources.maxConcurrentExecutions", `14`, "14", func(c *Config) { c.Resources.MaxConcurrentExecutions = 14 }},
 	{"logging.level", `"debug"`, "debug", func(c *Config) { c.Logging.Level = "debug" }},
 	{"logging.redactKeys", `["jwt", "x y"]`, " jwt, , x y ,", func(c *Config) { c.Logging.RedactKeys = []string{"jwt", "x y"} }},
+	{"logging.maxBufferBytes", `82`, "82", func(c *Config) { c.Logging.MaxBufferBytes = 82 }},
 	{"security.dynamicRegistrationEnabled", `true`, "1", func(c *Config) { c.Security.DynamicRegistrationEnabled = true }},
 	{"security.allowArbitraryCodeTools", `false`, "0", func(c *Config) {}},
 	{"aacp.defaultTtlMs", `9007199254740991`, "9007199254740991", func(c *Config) { c.AACP.DefaultTTLMs = 9007199254740991 }},
@@ -179,11 +182,11 @@ func TestConfigEachKey(t *testing.T) {
 
 func TestConfigAllKeysInOneFile(t *testing.T) {
 	file := `{"server":{"name":"srv","version":"9.9","mode":"READONLY","shutdownTimeoutMs":5,"startupTimeoutMs":6,"instructions":"use it\nwell"},
-	"transport":{"maxMessageBytes":7,"maxInFlight":8},
+	"transport":{"maxMessageBytes":7,"maxInFlight":8,"maxOutputBytes":80,"maxBatchResponseBytes":81},
 	"tools":{"defaultTimeoutMs":9,"maxPayloadBytes":10,"maxStateBytes":11,"maxResultBytes":12,"pageSize":13,
 	  "adminRegistrationEnabled":true,"adminPolicy":{"mode":"local_stdio_only","tokenEnvVar":"ADMIN_TOKEN"}},
 	"resources":{"maxConcurrentExecutions":14},
-	"logging":{"level":"debug","redactKeys":["jwt"," x y "]},
+	"logging":{"level":"debug","redactKeys":["jwt"," x y "],"maxBufferBytes":82},
 	"security":{"dynamicRegistrationEnabled":true,"allowArbitraryCodeTools":false},
 	"aacp":{"defaultTtlMs":9007199254740991,"dataDir":"/var/lib/mcprt"}}`
 	want := DefaultConfig("v1")
@@ -267,6 +270,9 @@ func TestEnvName(t *testing.T) {
 		"server.instructions":                 "MCPRT_SERVER_INSTRUCTIONS",
 		"transport.maxMessageBytes":           "MCPRT_TRANSPORT_MAX_MESSAGE_BYTES",
 		"transport.maxInFlight":               "MCPRT_TRANSPORT_MAX_IN_FLIGHT",
+		"transport.maxOutputBytes":            "MCPRT_TRANSPORT_MAX_OUTPUT_BYTES",
+		"transport.maxBatchResponseBytes":     "MCPRT_TRANSPORT_MAX_BATCH_RESPONSE_BYTES",
+		"logging.maxBufferBytes":              "MCPRT_LOGGING_MAX_BUFFER_BYTES",
 		"tools.defaultTimeoutMs":              "MCPRT_TOOLS_DEFAULT_TIMEOUT_MS",
 		"tools.maxPayloadBytes":               "MCPRT_TOOLS_MAX_PAYLOAD_BYTES",
 		"tools.maxStateBytes":                 "MCPRT_TOOLS_MAX_STATE_BYTES",

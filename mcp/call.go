@@ -1,11 +1,11 @@
 package mcp
 
 import (
-	"github.com/mcprt/mcprt/internal/jsontext"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcprt/mcprt/internal/jsontext"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -389,11 +389,11 @@ func (c *toolCall) finish(r handlerResult) (any, error) {
 	if terr != nil {
 		return c.fail(terr, true)
 	}
+	c.resetExhaustion()                                        // before the answer: a client that saw it sees the counter reset
 	if !jsonrpc.Respond(c.Context, jsonrpc.CompactJSON(res)) { // made by wrap's encoder
 		c.record(OutcomeAborted, "", true) // cancelled by the client: no answer went out
 		return nil, jsonrpc.ErrNoResponse
 	}
-	c.resetExhaustion()
 	c.record(OutcomeSuccess, "", true)
 	return nil, jsonrpc.ErrNoResponse
 }
@@ -415,12 +415,12 @@ func abandonOutcome(cause error) string {
 // completion resets the RESOURCE_EXHAUSTED counter.
 func (c *toolCall) fail(e *core.Error, reset bool) (any, error) {
 	e = c.stamp(e)
+	if reset { // before the answer, as in finish
+		c.resetExhaustion()
+	}
 	if !jsonrpc.Respond(c.Context, jsonrpc.CompactJSON(toolErrorResult(e))) {
 		c.record(OutcomeAborted, "", true)
 		return nil, jsonrpc.ErrNoResponse
-	}
-	if reset {
-		c.resetExhaustion()
 	}
 	c.record(OutcomeToolError, string(e.Code), true)
 	return nil, jsonrpc.ErrNoResponse

@@ -75,7 +75,6 @@ func isObject(raw json.RawMessage) bool {
 	return false
 }
 
-
 // marshalCompact encodes v as compact JSON without HTML escaping, into a
 // new slice of its own.
 func marshalCompact(v any) ([]byte, error) {

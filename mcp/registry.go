@@ -119,4 +119,3 @@ func (r *registry[T]) decodeCursor(c string) (string, bool) {
 	}
 	return strings.TrimPrefix(string(raw), prefix), true
 }
-

@@ -135,6 +135,7 @@ const TransportStdio = "stdio"
 // have refused.
 func validateConfig(cfg core.Config) error {
 	if cfg.Transport.MaxMessageBytes < 1 || cfg.Transport.MaxInFlight < 1 ||
+		cfg.Transport.MaxOutputBytes < 1 || cfg.Transport.MaxBatchResponseBytes < 1 ||
 		cfg.Server.ShutdownTimeoutMs < 1 || cfg.Resources.MaxConcurrentExecutions < 1 ||
 		cfg.Tools.DefaultTimeoutMs < 1 || cfg.Tools.MaxPayloadBytes < 1 ||
 		cfg.Tools.MaxResultBytes < 1 || cfg.Tools.PageSize < 1 {
@@ -198,6 +199,7 @@ func (s *Server) liveSessions() []*Session {
 func (s *Server) Lines(r io.Reader, w io.Writer) jsonrpc.Stream {
 	return jsonrpc.NewLine(r, w, jsonrpc.LineOptions{
 		MaxMessageBytes: s.cfg.Transport.MaxMessageBytes,
+		OutputBudget:    s.cfg.Transport.MaxOutputBytes,
 		Logger:          s.engineLog,
 	})
 }

@@ -48,10 +48,11 @@ func (s *Server) Connect(stream jsonrpc.Stream, opts *SessionOptions) *Session {
 	sess.log = s.log.With("connectionCorrelationId", sess.cid)
 	sess.routes = bindMethods(sess)
 	sess.conn = jsonrpc.NewConn(stream, sess, jsonrpc.Options{
-		MaxInFlight: s.cfg.Transport.MaxInFlight,
-		Logger:      s.engineLog.With("connectionCorrelationId", sess.cid),
-		ErrorData:   sess.errorData,
-		CancelCall:  cancelNotification,
+		MaxInFlight:           s.cfg.Transport.MaxInFlight,
+		MaxBatchResponseBytes: s.cfg.Transport.MaxBatchResponseBytes,
+		Logger:                s.engineLog.With("connectionCorrelationId", sess.cid),
+		ErrorData:             sess.errorData,
+		CancelCall:            cancelNotification,
 	})
 	return sess
 }

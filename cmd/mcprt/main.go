@@ -144,7 +144,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 		return exitConfig
 	}
 	// Records are batched on their way to stderr and flushed at every exit.
-	logOut := core.NewLogWriter(stderr, core.LogWriterOptions{})
+	logOut := core.NewLogWriter(stderr, core.LogWriterOptions{MaxBuffered: cfg.Logging.MaxBufferBytes})
 	defer logOut.Close()
 	logger := core.NewLogger(logOut, core.LogOptions{Level: level, RedactKeys: cfg.Logging.RedactKeys})
 	exit := func(code int) {
