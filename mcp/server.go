@@ -41,6 +41,10 @@ type Options struct {
 	// makes its own. Its owner runs Telemetry.Run to keep the rolling
 	// window filled; without it every health call still takes a sample.
 	Telemetry *core.Telemetry
+	// DroppedLogs reports how many log entries were dropped because the
+	// log output was not being read (core.LogWriter.Dropped); the health
+	// tool reports it. Nil means none are ever dropped.
+	DroppedLogs func() uint64
 }
 
 // Server is an MCP server: its configuration and everything registered on
@@ -57,6 +61,7 @@ type Server struct {
 	transport string
 	audit     AuditSink
 	telemetry *core.Telemetry
+	dropped   func() uint64
 	started   time.Time
 	schemas   *schemaCompiler
 	slots     *core.Slots
@@ -77,6 +82,7 @@ func NewServer(opts Options) (*Server, error) {
 		transport: opts.Transport,
 		audit:     opts.Audit,
 		telemetry: opts.Telemetry,
+		dropped:   opts.DroppedLogs,
 		schemas:   newSchemaCompiler(),
 		sessions:  map[*Session]struct{}{},
 	}
@@ -167,6 +173,9 @@ type Stats struct {
 	ConsecutiveExhausted int
 	// Sessions is the number of sessions being served.
 	Sessions int
+	// DroppedLogEntries counts log entries dropped because the log output
+	// was not being read.
+	DroppedLogEntries uint64
 }
 
 // Stats returns the server's live figures.
@@ -174,7 +183,12 @@ func (s *Server) Stats() Stats {
 	s.sessMu.Lock()
 	n := len(s.sessions)
 	s.sessMu.Unlock()
+	var dropped uint64
+	if s.dropped != nil {
+		dropped = s.dropped()
+	}
 	return Stats{
+		DroppedLogEntries:       dropped,
 		Uptime:                  s.clock.Now().Sub(s.started),
 		ConcurrentExecutions:    s.slots.InUse(),
 		MaxConcurrentExecutions: s.slots.Max(),

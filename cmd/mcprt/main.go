@@ -156,7 +156,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	defer cancel()
 	telemetry := core.NewTelemetry(core.SystemClock{})
 	go telemetry.Run(ctx)
-	srv, err := mcp.NewServer(mcp.Options{Config: &cfg, Logger: logger, Transport: mcp.TransportStdio, Telemetry: telemetry})
+	srv, err := mcp.NewServer(mcp.Options{Config: &cfg, Logger: logger, Transport: mcp.TransportStdio,
+		Telemetry: telemetry, DroppedLogs: logOut.Dropped})
 	if err != nil {
 		logger.Error("cannot build the server", "error", err.Error())
 		return exitFatal
