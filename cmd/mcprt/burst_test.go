@@ -66,7 +66,8 @@ func TestBurstOfMixedCalls(t *testing.T) {
 		if !slices.Contains(want, code) {
 			t.Errorf("%s (id %s) failed with %s, want one of %v: %s", k.tool, id, code, want, text)
 		}
-		if e["retryable"] != retryableByCode[code] || !uuidV4.MatchString(fmt.Sprint(e["runId"])) ||
+		details, _ := e["details"].(map[string]any)
+		if e["retryable"] != wantRetryable(code, details) || !uuidV4.MatchString(fmt.Sprint(e["runId"])) ||
 			!uuidV4.MatchString(fmt.Sprint(e["correlationId"])) {
 			t.Errorf("malformed tool error: %s", text)
 		}

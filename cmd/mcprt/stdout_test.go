@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -91,19 +92,20 @@ func stuckServer(t *testing.T, env ...string) (*exec.Cmd, fmt.Stringer, <-chan i
 		}
 		_, _ = io.WriteString(stdin, b.String())
 	}()
-	// Wait until no further answer fits in the pipe: the server is then
-	// blocked writing (answers are at least 38 bytes long).
+	// Wait until a thread of the server is blocked in write(2) on fd 1:
+	// /proc/PID/task/TID/syscall then reads "1 0x1 ..." (x86-64 and most
+	// Linux ABIs number write 1... arm64 numbers it 64).
+	writeNr := "1"
+	if runtime.GOARCH == "arm64" {
+		writeNr = "64"
+	}
 	deadline := time.Now().Add(wiretest.ExpectTimeout)
-	for {
-		var n int32
-		if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, r.Fd(), fionread, uintptr(unsafe.Pointer(&n))); e != 0 {
-			t.Fatalf("FIONREAD: %v", e)
-		}
-		if n > pipeSize-38 {
-			break
-		}
+	for !blockedWritingStdout(cmd.Process.Pid, writeNr) {
 		if time.Now().After(deadline) {
-			t.Fatalf("stdout pipe holds %d bytes after %v; the server did not fill it", n, wiretest.ExpectTimeout)
+			var n int32
+			_, _, _ = syscall.Syscall(syscall.SYS_IOCTL, r.Fd(), fionread, uintptr(unsafe.Pointer(&n)))
+			t.Fatalf("no thread of the server is blocked writing stdout after %v (the pipe holds %d bytes)",
+				wiretest.ExpectTimeout, n)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -111,6 +113,19 @@ func stuckServer(t *testing.T, env ...string) (*exec.Cmd, fmt.Stringer, <-chan i
 	// server's reading goroutine a moment to get there.
 	time.Sleep(50 * time.Millisecond)
 	return cmd, stderr, exited
+}
+
+// blockedWritingStdout reports whether a thread of process pid is in the
+// write system call on file descriptor 1.
+func blockedWritingStdout(pid int, writeNr string) bool {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/syscall", pid))
+	for _, f := range tasks {
+		b, err := os.ReadFile(f)
+		if err == nil && strings.HasPrefix(string(b), writeNr+" 0x1 ") {
+			return true
+		}
+	}
+	return false
 }
 
 // lockedBuffer is a bytes.Buffer safe for one writer and concurrent readers.

@@ -53,7 +53,7 @@ func TestToolErrorTable(t *testing.T) {
 				t.Errorf("details %v: want reason result_not_serializable", e.Details)
 			}
 		}},
-		{"result too large", "big_result", `{"bytes":5000}`, "INTERNAL", func(t *testing.T, e toolErr) {
+		{"result too large", "big_result", `{"bytes":4097}`, "INTERNAL", func(t *testing.T, e toolErr) {
 			if e.Details["reason"] != "result_too_large" || fmt.Sprint(e.Details["limit"]) != "4096" {
 				t.Errorf("details %v: want reason result_too_large and limit 4096", e.Details)
 			}

@@ -240,16 +240,21 @@ func tcDecode(t *testing.T, s string) any {
 	return v
 }
 
-// retryableByCode is the retryable column of the contract.
-var retryableByCode = map[string]bool{
-	"INVALID_ARGUMENT":   false,
-	"NOT_FOUND":          false,
-	"TIMEOUT":            true,
-	"RESOURCE_EXHAUSTED": true,
-	"INTERNAL":           true,
-	"UNAUTHORIZED":       false,
-	"NOT_IMPLEMENTED":    false,
-	"AUDIT_ENTER_FAILED": true,
+// wantRetryable says whether a tool error with this code and details must
+// be retryable: whether the same call can succeed when sent again. A
+// timeout, a busy slot and a refused audit can pass; a panic may not
+// recur; a payload over the limit, a handler's own error and a result that
+// is unserializable, too large or against its outputSchema will recur.
+func wantRetryable(code string, details map[string]any) bool {
+	switch code {
+	case "TIMEOUT", "AUDIT_ENTER_FAILED":
+		return true
+	case "RESOURCE_EXHAUSTED":
+		return details["reason"] != "payload_too_large"
+	case "INTERNAL":
+		return details["reason"] == "panic"
+	}
+	return false
 }
 
 // toolErr is a StructuredError read from a tool error result.
@@ -311,8 +316,8 @@ func (c *toolClient) toolErrorOf(id, code string, res map[string]any) toolErr {
 		c.t.Fatalf("response %s: code %q, want %s: %s", id, e.Code, code, text)
 	case e.Message == "":
 		c.t.Fatalf("response %s: empty message: %s", id, text)
-	case !isBool || retryable != retryableByCode[code]:
-		c.t.Fatalf("response %s: retryable %v, want %v for %s", id, obj["retryable"], retryableByCode[code], code)
+	case !isBool || retryable != wantRetryable(code, e.Details):
+		c.t.Fatalf("response %s: retryable %v, want %v for %s: %s", id, obj["retryable"], wantRetryable(code, e.Details), code, text)
 	case e.CorrelationID == "":
 		c.t.Fatalf("response %s: empty correlationId: %s", id, text)
 	case !uuidV4.MatchString(e.RunID):
