@@ -41,15 +41,17 @@ func (b *batch) expect() {
 // finish records the response to element id (nil: none) and writes the
 // array when it was the last.
 func (b *batch) finish(id ID, frame []byte) {
-	if frame != nil && b.tooBig(len(frame)) {
+	if frame != nil && !b.reserve(len(frame)) {
 		frame = b.c.encodeError(id, nil, NewError(CodeInternalError, "Internal error: the answer to this "+
 			"batch element would make the batch's answer longer than "+strconv.Itoa(b.c.opts.MaxBatchResponseBytes)+
 			" bytes; send it again on its own or in a smaller batch"))
+		b.mu.Lock()
+		b.size += len(frame)
+		b.mu.Unlock()
 	}
 	b.mu.Lock()
 	if frame != nil {
 		b.frames = append(b.frames, frame[:len(frame)-1]) // without "\n"
-		b.size += len(frame)
 	}
 	b.pending--
 	last := b.pending == 0
@@ -76,11 +78,16 @@ func (b *batch) finish(id ID, frame []byte) {
 	b.c.write(Outgoing{Data: out, Response: true, Flush: closeAfter}) // before a close, the answer must be out
 }
 
-// tooBig reports whether a frame of n bytes would pass the batch's bound.
-func (b *batch) tooBig(n int) bool {
+// reserve counts a frame of n bytes into the batch's answer when it fits
+// the bound, in one step, and reports whether it did.
+func (b *batch) reserve(n int) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.size+n > b.c.opts.MaxBatchResponseBytes
+	if b.size+n > b.c.opts.MaxBatchResponseBytes {
+		return false
+	}
+	b.size += n
+	return true
 }
 
 // handleBatch processes a JSON array per JSON-RPC 2.0.

@@ -155,9 +155,17 @@ func (c *Conn) Serve(ctx context.Context) error {
 	defer stop()
 	defer c.Close()
 	go c.readLoop()
+	var failed <-chan struct{}
+	if f, ok := c.stream.(Failer); ok {
+		failed = f.Failed()
+	}
 	select {
 	case err := <-c.served:
 		return err
+	case <-failed:
+		c.log.Error("the output failed; closing the connection")
+		c.Close()
+		return nil
 	case <-c.done:
 		select { // a read error that closed the connection is still reported
 		case err := <-c.served:

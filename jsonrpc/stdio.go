@@ -3,6 +3,8 @@ package jsonrpc
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync/atomic"
 	"io"
 	"log/slog"
 	"strconv"
@@ -45,11 +47,15 @@ type Line struct {
 	log    *slog.Logger
 	max    int
 	closer io.Closer // closes the input, if it can be closed
+
+	werr   atomic.Pointer[error] // the write error that ended the output, if any
+	failed chan struct{}          // closed when a write fails
 }
 
 var (
 	_ Stream = (*Line)(nil)
 	_ Pacer  = (*Line)(nil)
+	_ Failer = (*Line)(nil)
 )
 
 // NewLine returns a line transport reading from r and writing to w. When r
@@ -65,9 +71,19 @@ func NewLine(r io.Reader, w io.Writer, opts LineOptions) *Line {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	l := &Line{framer: NewFramer(r, opts.MaxMessageBytes), log: logger, max: opts.MaxMessageBytes}
+	l := &Line{framer: NewFramer(r, opts.MaxMessageBytes), log: logger, max: opts.MaxMessageBytes,
+		failed: make(chan struct{})}
 	l.closer, _ = r.(io.Closer)
-	l.wr = newWriter(w, opts.OutputBudget)
+	l.wr = newWriter(w, opts.OutputBudget, func(err error) {
+		// The output is gone: make the reader stop too, even when no
+		// caller of Write sees the error (the cork timer wrote).
+		if l.werr.CompareAndSwap(nil, &err) {
+			close(l.failed)
+			if l.closer != nil {
+				_ = l.closer.Close()
+			}
+		}
+	})
 	return l
 }
 
@@ -75,6 +91,9 @@ func NewLine(r io.Reader, w io.Writer, opts LineOptions) *Line {
 // is buffered gather in the writer (bounded in bytes and time) and go out
 // in one write before Read waits for input.
 func (l *Line) Read() ([]byte, error) {
+	if werr := l.werr.Load(); werr != nil {
+		return nil, fmt.Errorf("jsonrpc: writing output: %w", *werr)
+	}
 	if l.framer.Buffered() == 0 {
 		l.wr.uncork()
 	}
@@ -87,6 +106,9 @@ func (l *Line) Read() ([]byte, error) {
 		_ = l.wr.write(nil, true)
 	} else if l.framer.Buffered() > 0 {
 		l.wr.cork()
+	}
+	if werr := l.werr.Load(); werr != nil && err != nil {
+		return nil, fmt.Errorf("jsonrpc: writing output: %w", *werr)
 	}
 	switch {
 	case err == nil:
@@ -112,6 +134,10 @@ func (l *Line) Read() ([]byte, error) {
 func (l *Line) Write(_ context.Context, m Outgoing) error {
 	return l.wr.write(m.Data, m.Flush)
 }
+
+// Failed is closed when a write fails: the output is gone, and the
+// connection over this transport should end even while its reader waits.
+func (l *Line) Failed() <-chan struct{} { return l.failed }
 
 // Pace blocks while the output queued is over the budget (the client is
 // not reading), until it drains or done is closed.

@@ -54,3 +54,10 @@ type Outgoing struct {
 type Pacer interface {
 	Pace(done <-chan struct{})
 }
+
+// A Failer is a Stream that can tell that it broke on its own (a write to
+// its output failed): the Conn closes when Failed is closed, even while
+// its reader is blocked waiting for input.
+type Failer interface {
+	Failed() <-chan struct{}
+}

@@ -38,10 +38,12 @@ type writer struct {
 	timed    bool      // the cork timer is armed; guarded by mu
 	closed   bool      // nothing more is written; guarded by mu
 	err      error     // the write error that closed the writer; guarded by mu
+
+	onError func(error) // called once, outside the lock, when a write fails; set before use
 }
 
-func newWriter(out io.Writer, budget int) *writer {
-	w := &writer{out: out, budget: budget}
+func newWriter(out io.Writer, budget int, onError func(error)) *writer {
+	w := &writer{out: out, budget: budget, onError: onError}
 	w.idle.L = &w.mu
 	w.timer = time.AfterFunc(time.Hour, w.corkExpired)
 	w.timer.Stop()
@@ -136,6 +138,9 @@ func (w *writer) flushLocked(first []byte) error {
 	w.flushing = false
 	w.idle.Broadcast()
 	w.mu.Unlock()
+	if err != nil && w.onError != nil {
+		w.onError(err) // whoever wrote: a caller, the reader uncorking, or the cork timer
+	}
 	return err
 }
 
