@@ -3,7 +3,9 @@ package builtin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/mcprt/mcprt/aacp"
@@ -11,8 +13,16 @@ import (
 	"github.com/mcprt/mcprt/mcp"
 )
 
-// transportStdio is the transport local_stdio_only admits.
-const transportStdio = "stdio"
+// registerArgs are admin_register_tool's arguments. Its input schema is
+// written by hand (inputSchema must be an object, which no Go type
+// derives to exactly).
+type registerArgs struct {
+	Name        string          `json:"name" jsonschema:"The new tool's name: 1-128 characters of A-Z a-z 0-9 _ - . not already taken."`
+	Description string          `json:"description" jsonschema:"What the new tool does, for the model that will call it."`
+	ToolType    string          `json:"toolType" jsonschema:"The built-in handler the tool runs: echo, health or agentProxy."`
+	InputSchema json.RawMessage `json:"inputSchema,omitempty" jsonschema:"Optional; if given it must equal the toolType's canonical input schema."`
+	Version     string          `json:"version,omitempty" jsonschema:"Optional version string listed with the tool."`
+}
 
 // registerResult is admin_register_tool's result.
 type registerResult struct {
@@ -21,21 +31,55 @@ type registerResult struct {
 	ToolType   string `json:"toolType"`
 }
 
+// unregisterArgs are admin_unregister_tool's arguments; its input schema is
+// derived from them.
+type unregisterArgs struct {
+	Name string `json:"name" jsonschema:"The name of a tool registered by admin_register_tool."`
+}
+
 // unregisterResult is admin_unregister_tool's result.
 type unregisterResult struct {
 	Unregistered bool   `json:"unregistered"`
 	Name         string `json:"name"`
 }
 
-// adminTools returns admin_register_tool and admin_unregister_tool (SPEC
-// §8.2). Dynamic agentProxy tools route to agents, which may be nil.
-func adminTools(srv *mcp.Server, agents *aacp.Coordinator) []mcp.Tool {
+// dynamicTools records the tools admin_register_tool registered: their
+// names and toolTypes. Each Register call that offers the admin tools has
+// its own. mu also serialises registrations and removals, so that the
+// record and the server's registry change together.
+type dynamicTools struct {
+	mu    sync.Mutex
+	tools map[string]dynamicTool // by name; guarded by mu
+}
+
+// dynamicTool is the record of one dynamically registered tool.
+type dynamicTool struct {
+	toolType string
+	// mark is the tool's Annotations pointer, fresh for each registration:
+	// a tool of the same name that is not this registration (the program
+	// removed it and registered its own) has another, and is not dynamic.
+	mark *mcp.ToolAnnotations
+}
+
+// newDynamicTools returns an empty record.
+func newDynamicTools() *dynamicTools {
+	return &dynamicTools{tools: map[string]dynamicTool{}}
+}
+
+// adminTools returns admin_register_tool and admin_unregister_tool, which
+// record what they register in dyn. Dynamic agentProxy tools route to
+// agents, which may be nil.
+func adminTools(srv *mcp.Server, agents *aacp.Coordinator, dyn *dynamicTools) []tool {
 	destructive := func(title string, idempotent bool) *mcp.ToolAnnotations {
 		return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: mcp.Bool(false), DestructiveHint: mcp.Bool(true),
 			IdempotentHint: mcp.Bool(idempotent), OpenWorldHint: mcp.Bool(false)}
 	}
-	return []mcp.Tool{
-		{
+	policy := srv.Config().Tools.AdminPolicy.Mode
+	authorize := func(_ context.Context, req *mcp.CallToolRequest) error {
+		return enforcePolicy(policy, transportOf(req))
+	}
+	return []tool{
+		typed(mcp.Tool{
 			Name:  "admin_register_tool",
 			Title: "Register a tool",
 			Description: "Registers a new tool that runs one of the server's built-in handlers (no code is " +
@@ -47,149 +91,143 @@ func adminTools(srv *mcp.Server, agents *aacp.Coordinator) []mcp.Tool {
 			InputSchema:  adminRegisterInput,
 			OutputSchema: adminRegisterOutput,
 			Annotations:  destructive("Register a tool", false),
-			Authorize:    func(context.Context) error { return enforcePolicy(srv) },
-			Handler: func(ctx context.Context, args json.RawMessage) (any, error) {
-				return registerDynamic(ctx, srv, agents, args)
-			},
-		},
-		{
+			Authorize:    authorize,
+		}, func(ctx context.Context, _ *mcp.CallToolRequest, in registerArgs) (registerResult, error) {
+			return dyn.register(ctx, srv, agents, in)
+		}),
+		typed(mcp.Tool{
 			Name:  "admin_unregister_tool",
 			Title: "Unregister a tool",
 			Description: "Removes a tool that admin_register_tool registered. Returns {unregistered, name}; " +
 				"clients get notifications/tools/list_changed. NOT_FOUND when no tool has that name, " +
 				"INVALID_ARGUMENT when the tool is built in. Allowed only as tools.adminPolicy.mode permits " +
 				"(UNAUTHORIZED otherwise).",
-			InputSchema:  adminUnregisterInput,
 			OutputSchema: adminUnregisterOutput,
 			Annotations:  destructive("Unregister a tool", false),
-			Authorize:    func(context.Context) error { return enforcePolicy(srv) },
-			Handler: func(ctx context.Context, args json.RawMessage) (any, error) {
-				return unregisterDynamic(ctx, srv, args)
-			},
-		},
+			Authorize:    authorize,
+		}, func(ctx context.Context, _ *mcp.CallToolRequest, in unregisterArgs) (unregisterResult, error) {
+			return dyn.unregister(ctx, srv, in.Name)
+		}),
 	}
 }
 
-// enforcePolicy applies tools.adminPolicy.mode to an admin call: deny_all
-// refuses, local_stdio_only admits stdio only, token refuses over stdio
-// (it is reserved for HTTP); anything else refuses.
-func enforcePolicy(srv *mcp.Server) error {
-	mode := srv.Config().Tools.AdminPolicy.Mode
-	transport := srv.Transport()
+// transportOf names the transport req arrived on ("" when it has no
+// session, which the policy refuses like any transport but stdio).
+func transportOf(req *mcp.CallToolRequest) string {
+	if req == nil || req.Session == nil {
+		return ""
+	}
+	return req.Session.Transport()
+}
+
+// enforcePolicy applies tools.adminPolicy.mode to an admin call over
+// transport: deny_all refuses, local_stdio_only admits stdio only, token
+// refuses over stdio (it is reserved for HTTP, where an admin token will be
+// checked) and, until that check exists, everywhere else too; an unknown
+// mode refuses. Every refusal is UNAUTHORIZED.
+func enforcePolicy(mode, transport string) error {
 	switch mode {
 	case core.AdminPolicyDenyAll:
 		return core.NewError(core.CodeUnauthorized, "dynamic registration is disabled by tools.adminPolicy.mode=deny_all; "+
 			"set it to local_stdio_only to allow it over stdio")
 	case core.AdminPolicyLocalStdioOnly:
-		if transport == transportStdio {
+		if transport == mcp.TransportStdio {
 			return nil
 		}
 		return core.Errorf(core.CodeUnauthorized, "tools.adminPolicy.mode=local_stdio_only allows admin tools over stdio only, "+
-			"and this connection uses %q; call them over a local stdio connection", transport)
+			"and this connection uses %q; call them over a local stdio connection", clip(transport))
 	case core.AdminPolicyToken:
-		if transport == transportStdio {
+		if transport == mcp.TransportStdio {
 			return core.NewError(core.CodeUnauthorized, "tools.adminPolicy.mode=token is reserved for the HTTP transport "+
 				"and refuses admin calls over stdio; set it to local_stdio_only to allow them over stdio")
 		}
 		return core.Errorf(core.CodeUnauthorized, "tools.adminPolicy.mode=token is not implemented for transport %q yet; "+
-			"admin calls are refused", transport)
+			"admin calls are refused", clip(transport))
 	}
 	return core.Errorf(core.CodeUnauthorized, "unknown tools.adminPolicy.mode %q refuses admin calls; "+
 		"use deny_all, local_stdio_only or token", mode)
 }
 
-// registerDynamic is admin_register_tool once the policy allowed it.
-func registerDynamic(ctx context.Context, srv *mcp.Server, agents *aacp.Coordinator, args json.RawMessage) (any, error) {
-	var in struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		ToolType    string          `json:"toolType"`
-		InputSchema json.RawMessage `json:"inputSchema"`
-		Version     string          `json:"version"`
-	}
-	if err := json.Unmarshal(args, &in); err != nil {
-		return nil, badArguments(err)
-	}
+// register is admin_register_tool once the policy allowed it.
+func (d *dynamicTools) register(ctx context.Context, srv *mcp.Server, agents *aacp.Coordinator, in registerArgs) (registerResult, error) {
 	if !validToolName(in.Name) {
-		return nil, core.Errorf(core.CodeInvalidArgument, "invalid tool name %q: use 1-%d characters of A-Z a-z 0-9 _ - .",
+		return registerResult{}, core.Errorf(core.CodeInvalidArgument, "invalid tool name %q: use 1-%d characters of A-Z a-z 0-9 _ - .",
 			clip(in.Name), maxToolNameLen)
 	}
 	schema, ok := canonicalSchemas[in.ToolType]
 	if !ok {
-		return nil, core.Errorf(core.CodeInvalidArgument, "unknown toolType %q; use one of %s",
+		return registerResult{}, core.Errorf(core.CodeInvalidArgument, "unknown toolType %q; use one of %s",
 			clip(in.ToolType), strings.Join(toolTypes, ", ")).WithDetail("allowed", toolTypes)
 	}
 	if in.InputSchema != nil && !sameJSON(in.InputSchema, schema) {
-		return nil, core.Errorf(core.CodeInvalidArgument, "inputSchema does not equal the canonical schema of toolType %q; "+
+		return registerResult{}, core.Errorf(core.CodeInvalidArgument, "inputSchema does not equal the canonical schema of toolType %q; "+
 			"omit inputSchema or send exactly %s (key order and whitespace do not matter)", in.ToolType, schema).
 			WithDetail("expected", schema)
 	}
-	t := mcp.Tool{
-		Name:        in.Name,
-		Description: in.Description,
-		InputSchema: schema,
-		Version:     in.Version,
-	}
+	t := mcp.Tool{Name: in.Name, Description: in.Description, InputSchema: schema, Version: in.Version}
+	var dynamic tool
 	switch in.ToolType {
 	case toolTypeEcho:
-		t.OutputSchema = echoOutput
 		t.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: mcp.Bool(true), OpenWorldHint: mcp.Bool(false)}
-		t.Handler = echoHandler
+		dynamic = typed(t, echoTool)
 	case toolTypeHealth:
 		t.OutputSchema = healthOutput
 		t.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: mcp.Bool(true), OpenWorldHint: mcp.Bool(false)}
-		t.Handler = func(context.Context, json.RawMessage) (any, error) { return healthOf(srv), nil }
+		dynamic = typed(t, healthTool(srv))
 	case toolTypeAgentProxy:
 		if agents == nil {
-			return nil, core.NewError(core.CodeNotImplemented, "toolType agentProxy needs an agent coordinator, "+
+			return registerResult{}, core.NewError(core.CodeNotImplemented, "toolType agentProxy needs an agent coordinator, "+
 				"and this server has none; use toolType echo or health")
 		}
 		t.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: mcp.Bool(false), DestructiveHint: mcp.Bool(false),
 			OpenWorldHint: mcp.Bool(false)}
-		t.Handler = func(ctx context.Context, args json.RawMessage) (any, error) {
-			return proxyToAgent(ctx, agents, args)
-		}
+		dynamic = typed(t, proxyTool(agents))
 	}
-	if err := srv.AddTool(t.MarkDynamic(in.ToolType)); err != nil {
-		return nil, err
+	d.mu.Lock()
+	err := dynamic.add(srv)
+	if err == nil {
+		d.tools[in.Name] = dynamicTool{toolType: in.ToolType, mark: t.Annotations}
 	}
-	if _, ok := srv.LookupTool(in.Name); !ok {
-		return nil, core.Errorf(core.CodeInvalidArgument, "the server's mode %s does not admit tool %q of toolType %q",
+	d.mu.Unlock()
+	if errors.Is(err, mcp.ErrNotAdmitted) {
+		return registerResult{}, core.Errorf(core.CodeInvalidArgument, "the server's mode %s does not admit tool %q of toolType %q",
 			srv.Config().Server.Mode, in.Name, in.ToolType)
+	}
+	if err != nil {
+		return registerResult{}, err
 	}
 	mcp.Logger(ctx).Warn("dynamic tool registered", "name", in.Name, "toolType", in.ToolType)
 	return registerResult{Registered: true, Name: in.Name, ToolType: in.ToolType}, nil
 }
 
-// unregisterDynamic is admin_unregister_tool once the policy allowed it.
-func unregisterDynamic(ctx context.Context, srv *mcp.Server, args json.RawMessage) (any, error) {
-	var in struct {
-		Name string `json:"name"`
-	}
-	if err := json.Unmarshal(args, &in); err != nil {
-		return nil, badArguments(err)
-	}
-	t, ok := srv.LookupTool(in.Name)
+// unregister is admin_unregister_tool once the policy allowed it.
+func (d *dynamicTools) unregister(ctx context.Context, srv *mcp.Server, name string) (unregisterResult, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	registered, ok := srv.LookupTool(name)
 	if !ok {
-		return nil, core.Errorf(core.CodeNotFound, "no tool named %q is registered; tools/list shows the registered tools", clip(in.Name))
+		delete(d.tools, name) // removed behind our back (mcp.Server.RemoveTool): forget it
+		return unregisterResult{}, core.Errorf(core.CodeNotFound, "no tool named %q is registered; tools/list shows the registered tools", clip(name))
 	}
-	dynamic, toolType := t.Dynamic()
-	if !dynamic {
-		return nil, core.Errorf(core.CodeInvalidArgument, "tool %q is built in, not registered by admin_register_tool, "+
-			"so it cannot be unregistered; only dynamically registered tools can", in.Name)
+	rec, ok := d.tools[name]
+	if !ok || rec.mark != registered.Annotations {
+		delete(d.tools, name)
+		return unregisterResult{}, core.Errorf(core.CodeInvalidArgument, "tool %q is built in, not registered by admin_register_tool, "+
+			"so it cannot be unregistered; only dynamically registered tools can", name)
 	}
-	if err := srv.RemoveTool(in.Name); err != nil {
-		return nil, err
+	if err := srv.RemoveTool(name); err != nil {
+		return unregisterResult{}, err
 	}
-	mcp.Logger(ctx).Warn("dynamic tool unregistered", "name", in.Name, "toolType", toolType)
-	return unregisterResult{Unregistered: true, Name: in.Name}, nil
+	delete(d.tools, name)
+	mcp.Logger(ctx).Warn("dynamic tool unregistered", "name", name, "toolType", rec.toolType)
+	return unregisterResult{Unregistered: true, Name: name}, nil
 }
 
-// maxToolNameLen is the longest tool name (SPEC §7.1).
+// maxToolNameLen is the longest tool name.
 const maxToolNameLen = 128
 
 // validToolName reports whether name is 1-128 characters of
-// A-Z a-z 0-9 _ - . (SPEC §7.1).
+// A-Z a-z 0-9 _ - . (the names mcp.Server.AddTool accepts).
 func validToolName(name string) bool {
 	if len(name) == 0 || len(name) > maxToolNameLen {
 		return false

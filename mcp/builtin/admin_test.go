@@ -1,12 +1,14 @@
 package builtin
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/mcprt/mcprt/aacp"
 	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/mcp"
 )
 
 func adminClient(t *testing.T) *client {
@@ -84,9 +86,12 @@ func TestAdminRegisterEcho(t *testing.T) {
 	if len(logs) != 1 || logs[0]["level"] != "WARN" || logs[0]["name"] != "dyn_echo" || logs[0]["toolType"] != "echo" {
 		t.Errorf("registration log = %v, want one warn entry with name and toolType", logs)
 	}
-	tool, _ := c.srv.LookupTool("dyn_echo")
-	if dyn, typ := tool.Dynamic(); !dyn || typ != "echo" {
-		t.Errorf("Dynamic() = %v, %q", dyn, typ)
+	// The registration was recorded as dynamic, with its toolType: the
+	// tool can be unregistered, and the removal is logged with it.
+	c.ok("admin_unregister_tool", `{"name":"dyn_echo"}`)
+	logs = c.logs.entries("dynamic tool unregistered")
+	if len(logs) != 1 || logs[0]["name"] != "dyn_echo" || logs[0]["toolType"] != "echo" {
+		t.Errorf("unregistration log = %v, want dyn_echo of toolType echo", logs)
 	}
 }
 
@@ -209,4 +214,120 @@ func TestAdminAgentProxyWithoutAgents(t *testing.T) {
 	c := newClient(t, setup{admin: true, policy: core.AdminPolicyLocalStdioOnly, noAgents: true})
 	c.fails("admin_register_tool", `{"name":"p","description":"d","toolType":"agentProxy"}`, core.CodeNotImplemented)
 	c.ok("admin_register_tool", `{"name":"e","description":"d","toolType":"echo"}`)
+}
+
+// The policy decides by the transport of the call's session, by name:
+// only local_stdio_only over "stdio" is allowed.
+func TestEnforcePolicyPerTransport(t *testing.T) {
+	for _, mode := range []string{core.AdminPolicyDenyAll, core.AdminPolicyLocalStdioOnly, core.AdminPolicyToken, "bogus"} {
+		for _, transport := range []string{"stdio", "http", "streamable-http", "STDIO", ""} {
+			err := enforcePolicy(mode, transport)
+			allowed := mode == core.AdminPolicyLocalStdioOnly && transport == "stdio"
+			if allowed {
+				if err != nil {
+					t.Errorf("%s over %q: %v, want allowed", mode, transport, err)
+				}
+				continue
+			}
+			if e := core.AsError(err); err == nil || e.Code != core.CodeUnauthorized {
+				t.Errorf("%s over %q: %v, want UNAUTHORIZED", mode, transport, err)
+				continue
+			}
+			if msg := err.Error(); !strings.Contains(msg, "tools.adminPolicy.mode") {
+				t.Errorf("%s over %q: message %q does not name the setting", mode, transport, msg)
+			}
+		}
+	}
+}
+
+// The transport that counts is the session's (mcp.SessionOptions), not the
+// server's default.
+func TestAdminPolicyUsesTheSessionTransport(t *testing.T) {
+	tests := []struct {
+		name, network, transport string
+		allowed                  bool
+	}{
+		{"stdio session on an http server", "http", "stdio", true},
+		{"http session on a stdio server", "stdio", "http", false},
+		{"server default stdio", "", "", true},
+		{"server default http", "http", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, policy := range []string{core.AdminPolicyLocalStdioOnly, core.AdminPolicyToken} {
+				c := newClient(t, setup{admin: true, policy: policy, network: tt.network, transport: tt.transport})
+				args := `{"name":"dyn","description":"d","toolType":"echo"}`
+				if tt.allowed && policy == core.AdminPolicyLocalStdioOnly {
+					c.ok("admin_register_tool", args)
+					c.listChanged()
+					c.ok("admin_unregister_tool", `{"name":"dyn"}`)
+					continue
+				}
+				c.fails("admin_register_tool", args, core.CodeUnauthorized)
+				c.fails("admin_unregister_tool", `{"name":"dyn"}`, core.CodeUnauthorized)
+			}
+		})
+	}
+}
+
+// A dynamic tool the mode does not admit is refused with INVALID_ARGUMENT
+// naming the mode (the admin tools themselves exist only where every tool
+// is admitted, so this is driven directly).
+func TestDynamicToolNotAdmitted(t *testing.T) {
+	cfg := core.DefaultConfig("1")
+	cfg.Server.Mode = core.ModeReadOnly
+	srv, err := mcp.NewServer(mcp.Options{Config: &cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agents := aacp.NewCoordinator(aacp.Options{MaxPayloadBytes: cfg.Tools.MaxPayloadBytes})
+	defer agents.Close(context.Background())
+	dyn := newDynamicTools()
+	ctx := context.Background()
+	// echo and health tools are read-only: READONLY admits them.
+	if _, err := dyn.register(ctx, srv, agents, registerArgs{Name: "e", ToolType: toolTypeEcho}); err != nil {
+		t.Fatalf("register echo in READONLY: %v", err)
+	}
+	_, err = dyn.register(ctx, srv, agents, registerArgs{Name: "p", ToolType: toolTypeAgentProxy})
+	if e := core.AsError(err); err == nil || e.Code != core.CodeInvalidArgument ||
+		!strings.Contains(e.Message, "mode READONLY does not admit tool \"p\" of toolType \"agentProxy\"") {
+		t.Fatalf("register agentProxy in READONLY: %v, want INVALID_ARGUMENT naming the mode", err)
+	}
+	if _, ok := srv.LookupTool("p"); ok {
+		t.Error("a tool the mode does not admit was registered")
+	}
+	if _, ok := dyn.tools["p"]; ok {
+		t.Error("a refused tool was recorded as dynamic")
+	}
+	if res, err := dyn.unregister(ctx, srv, "e"); err != nil || !res.Unregistered {
+		t.Errorf("unregister e = %v, %v", res, err)
+	}
+}
+
+// A dynamic tool the program removed itself (mcp.Server.RemoveTool) is
+// NOT_FOUND; and a tool the program then registers under that name is not
+// dynamic, so admin_unregister_tool refuses it.
+func TestDynamicRecordFollowsTheRegistry(t *testing.T) {
+	mine := func(context.Context, *mcp.CallToolRequest) (any, error) { return "mine", nil }
+	for _, askFirst := range []bool{true, false} {
+		c := adminClient(t)
+		c.ok("admin_register_tool", `{"name":"dyn","description":"d","toolType":"echo"}`)
+		c.listChanged()
+		if err := c.srv.RemoveTool("dyn"); err != nil {
+			t.Fatal(err)
+		}
+		c.listChanged()
+		if askFirst {
+			c.fails("admin_unregister_tool", `{"name":"dyn"}`, core.CodeNotFound)
+		}
+		if err := c.srv.AddTool(mcp.Tool{Name: "dyn", Description: "d", Handler: mine,
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: mcp.Bool(true), OpenWorldHint: mcp.Bool(false)}}); err != nil {
+			t.Fatal(err)
+		}
+		c.listChanged()
+		c.fails("admin_unregister_tool", `{"name":"dyn"}`, core.CodeInvalidArgument)
+		if _, ok := c.srv.LookupTool("dyn"); !ok {
+			t.Error("admin_unregister_tool removed the program's own tool")
+		}
+	}
 }

@@ -32,14 +32,22 @@ type agentStateResult struct {
 	Truncated bool           `json:"truncated"`
 }
 
+// agentStateArgs are agent_get_state's arguments.
+type agentStateArgs struct {
+	AgentID string `json:"agentId" jsonschema:"The id of the agent whose state to read (see agent_list)."`
+}
+
 // agentTools returns agent_send_message, agent_list and agent_get_state,
-// all talking to agents.
-func agentTools(srv *mcp.Server, agents *aacp.Coordinator) []mcp.Tool {
-	cfg := srv.Config()
+// all talking to agents. Their schemas are written by hand where they say
+// more than the Go types: non-empty agent ids, the bound on agentIds, and
+// a state that is any object.
+func agentTools(cfg core.Config, agents *aacp.Coordinator) []tool {
 	redactor := core.NewRedactor(cfg.Logging.RedactKeys)
 	maxState := cfg.Tools.MaxStateBytes
-	return []mcp.Tool{
-		{
+	return []tool{
+		// Out is any: the agent's response is passed on as it is, and no
+		// output schema is listed.
+		typed(mcp.Tool{
 			Name:  "agent_send_message",
 			Title: "Send a message to an agent",
 			Description: "Sends {type, payload} to the in-process agent targetAgentId and returns the agent's " +
@@ -49,32 +57,27 @@ func agentTools(srv *mcp.Server, agents *aacp.Coordinator) []mcp.Tool {
 			InputSchema: agentSendMessageInput,
 			Annotations: &mcp.ToolAnnotations{Title: "Send a message to an agent", ReadOnlyHint: mcp.Bool(false),
 				DestructiveHint: mcp.Bool(false), IdempotentHint: mcp.Bool(false), OpenWorldHint: mcp.Bool(false)},
-			Handler: func(ctx context.Context, args json.RawMessage) (any, error) {
-				return proxyToAgent(ctx, agents, args)
-			},
-		},
-		{
+		}, proxyTool(agents)),
+		typed(mcp.Tool{
 			Name:  "agent_list",
 			Title: "List agents",
 			Description: fmt.Sprintf("Lists the ids of the registered in-process agents: {agentIds, truncated}, "+
 				"agentIds sorted by byte order. At most %d ids are returned; truncated is true when there are more.",
 				MaxListedAgents),
-			InputSchema:  emptyInput,
 			OutputSchema: agentListOutput,
 			Annotations:  readOnly("List agents"),
-			Handler: func(context.Context, json.RawMessage) (any, error) {
-				ids := agents.AgentIDs()
-				if ids == nil {
-					ids = []string{}
-				}
-				res := agentListResult{AgentIDs: ids}
-				if len(ids) > MaxListedAgents {
-					res.AgentIDs, res.Truncated = ids[:MaxListedAgents], true
-				}
-				return res, nil
-			},
-		},
-		{
+		}, func(context.Context, *mcp.CallToolRequest, struct{}) (agentListResult, error) {
+			ids := agents.AgentIDs()
+			if ids == nil {
+				ids = []string{}
+			}
+			res := agentListResult{AgentIDs: ids}
+			if len(ids) > MaxListedAgents {
+				res.AgentIDs, res.Truncated = ids[:MaxListedAgents], true
+			}
+			return res, nil
+		}),
+		typed(mcp.Tool{
 			Name:  "agent_get_state",
 			Title: "Read an agent's state",
 			Description: fmt.Sprintf("Returns {agentId, state, truncated}: the agent's state map as it was after its "+
@@ -85,25 +88,18 @@ func agentTools(srv *mcp.Server, agents *aacp.Coordinator) []mcp.Tool {
 			InputSchema:  agentGetStateInput,
 			OutputSchema: agentGetStateOutput,
 			Annotations:  readOnly("Read an agent's state"),
-			Handler: func(_ context.Context, args json.RawMessage) (any, error) {
-				var in struct {
-					AgentID string `json:"agentId"`
-				}
-				if err := json.Unmarshal(args, &in); err != nil {
-					return nil, badArguments(err)
-				}
-				st, err := agents.AgentState(in.AgentID)
-				if err != nil {
-					return nil, err
-				}
-				red, _ := redactor.Redact(map[string]any(st)).(map[string]any)
-				bounded, truncated, err := boundState(red, maxState)
-				if err != nil {
-					return nil, core.Errorf(core.CodeInternal, "cannot encode the state of agent %q: %v", in.AgentID, err)
-				}
-				return agentStateResult{AgentID: in.AgentID, State: bounded, Truncated: truncated}, nil
-			},
-		},
+		}, func(_ context.Context, _ *mcp.CallToolRequest, in agentStateArgs) (agentStateResult, error) {
+			st, err := agents.AgentState(in.AgentID)
+			if err != nil {
+				return agentStateResult{}, err
+			}
+			red, _ := redactor.Redact(map[string]any(st)).(map[string]any)
+			bounded, truncated, err := boundState(red, maxState)
+			if err != nil {
+				return agentStateResult{}, core.Errorf(core.CodeInternal, "cannot encode the state of agent %q: %v", in.AgentID, err)
+			}
+			return agentStateResult{AgentID: in.AgentID, State: bounded, Truncated: truncated}, nil
+		}),
 	}
 }
 
@@ -147,6 +143,14 @@ func boundState(st map[string]any, limit int) (map[string]any, bool, error) {
 	return out, true, nil
 }
 
+// proxyArgs are the arguments of agent_send_message and of dynamic
+// agentProxy tools. message stays raw: the canonical agentProxy schema
+// only says it is an object, so its shape is checked here.
+type proxyArgs struct {
+	TargetAgentID string          `json:"targetAgentId" jsonschema:"The id of the agent to send the message to (see agent_list)."`
+	Message       json.RawMessage `json:"message"`
+}
+
 // agentMessage is the message of agent_send_message and of dynamic
 // agentProxy tools.
 type agentMessage struct {
@@ -154,32 +158,22 @@ type agentMessage struct {
 	Payload json.RawMessage `json:"payload"`
 }
 
-// proxyToAgent decodes {targetAgentId, message:{type, payload?}} and sends
-// the message to the agent, returning its response as it is.
-func proxyToAgent(ctx context.Context, agents *aacp.Coordinator, args json.RawMessage) (any, error) {
-	var in struct {
-		TargetAgentID string          `json:"targetAgentId"`
-		Message       json.RawMessage `json:"message"`
-	}
-	if err := json.Unmarshal(args, &in); err != nil {
-		return nil, badArguments(err)
-	}
-	var msg agentMessage
-	dec := json.NewDecoder(bytes.NewReader(in.Message))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&msg); err != nil || msg.Type == nil {
-		reason := "it has no type"
-		if err != nil && !errors.Is(err, io.EOF) {
-			reason = err.Error()
+// proxyTool returns the handler of agent_send_message and of dynamic
+// agentProxy tools: it checks that the message is {type, payload?} and
+// sends it to the agent, returning the agent's response as it is.
+func proxyTool(agents *aacp.Coordinator) func(context.Context, *mcp.CallToolRequest, proxyArgs) (any, error) {
+	return func(ctx context.Context, _ *mcp.CallToolRequest, in proxyArgs) (any, error) {
+		var msg agentMessage
+		dec := json.NewDecoder(bytes.NewReader(in.Message))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&msg); err != nil || msg.Type == nil {
+			reason := "it has no type"
+			if err != nil && !errors.Is(err, io.EOF) {
+				reason = err.Error()
+			}
+			return nil, core.Errorf(core.CodeInvalidArgument,
+				"message must be an object {type: string, payload?: any JSON}, but %s", reason)
 		}
-		return nil, core.Errorf(core.CodeInvalidArgument,
-			"message must be an object {type: string, payload?: any JSON}, but %s", reason)
+		return agents.SendMessage(ctx, in.TargetAgentID, aacp.Message{Type: *msg.Type, Payload: msg.Payload})
 	}
-	return agents.SendMessage(ctx, in.TargetAgentID, aacp.Message{Type: *msg.Type, Payload: msg.Payload})
-}
-
-// badArguments is the error of arguments that passed the input schema but
-// do not decode (which only a schema change could cause).
-func badArguments(err error) *core.Error {
-	return core.Errorf(core.CodeInvalidArgument, "the arguments do not fit the tool: %v", err)
 }

@@ -28,16 +28,31 @@ func (c *client) ok(name, args string) map[string]any {
 	return sc
 }
 
-// fails calls a tool that must fail with code and returns the
-// StructuredError.
+// fails calls a tool that must fail with code (retryable as the code's
+// default says) and returns the StructuredError.
 func (c *client) fails(name, args string, code core.Code) map[string]any {
 	c.t.Helper()
 	return toolError(c.t, c.call(name, args), code)
 }
 
-// toolError checks that res is a tool error with code and the fields of
-// SPEC §6, and returns it.
+// failsRetryable is fails for the failures whose retryable flag differs
+// from their code's default (a panic, a payload over the limit).
+func (c *client) failsRetryable(name, args string, code core.Code, retryable bool) map[string]any {
+	c.t.Helper()
+	return toolErrorRetryable(c.t, c.call(name, args), code, retryable)
+}
+
+// toolError checks that res is a tool error with code and the fields every
+// tool error carries (message, retryable, correlationId, runId), and
+// returns it.
 func toolError(t *testing.T, res map[string]any, code core.Code) map[string]any {
+	t.Helper()
+	return toolErrorRetryable(t, res, code, code.Retryable())
+}
+
+// toolErrorRetryable is toolError with the retryable flag the error must
+// carry.
+func toolErrorRetryable(t *testing.T, res map[string]any, code core.Code, retryable bool) map[string]any {
 	t.Helper()
 	if res["isError"] != true {
 		t.Fatalf("want a %s tool error, got %v", code, res)
@@ -54,8 +69,8 @@ func toolError(t *testing.T, res map[string]any, code core.Code) map[string]any 
 			t.Errorf("tool error lacks %q: %v", k, e)
 		}
 	}
-	if e["retryable"] != code.Retryable() {
-		t.Errorf("retryable = %v, want %v", e["retryable"], code.Retryable())
+	if e["retryable"] != retryable {
+		t.Errorf("retryable = %v, want %v", e["retryable"], retryable)
 	}
 	return e
 }

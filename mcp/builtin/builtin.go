@@ -1,6 +1,8 @@
 package builtin
 
 import (
+	"context"
+	"errors"
 	"fmt"
 
 	"github.com/mcprt/mcprt/aacp"
@@ -22,8 +24,8 @@ type Options struct {
 	Version string
 }
 
-// Register registers the built-in tools on srv, as SPEC §8 and §9 say.
-// The server's configuration decides which:
+// Register registers the built-in tools on srv. The server's
+// configuration decides which are offered:
 //
 //   - server_ping and health, always;
 //   - agent_send_message, agent_list and agent_get_state, when
@@ -35,14 +37,15 @@ type Options struct {
 //     big_result and unserializable, and the fixture agents echo and
 //     counter on opts.Agents.
 //
-// The server's mode then admits what it lists (mcp.Server.AddTool skips
-// what the mode does not admit): READONLY keeps server_ping, health,
-// agent_list and agent_get_state; MINIMAL keeps server_ping and health.
+// The server's mode then admits what each tool declares it is: READONLY
+// keeps the read-only ones (server_ping, health, agent_list,
+// agent_get_state), MINIMAL the essential ones (server_ping, health).
+// Register skips a tool the mode does not admit (mcp.ErrNotAdmitted).
 //
-// Register fails, naming the tool or agent, when a name is already taken
-// (for instance when Register runs twice on one server or coordinator);
-// what it registered before the failure stays registered. Call it before
-// serving.
+// Register fails, naming the tool or agent, on any other registration
+// error, such as a name already taken (for instance when Register runs
+// twice on one server or coordinator); what it registered before the
+// failure stays registered. Call it before serving.
 func Register(srv *mcp.Server, opts Options) error {
 	if srv == nil {
 		return core.NewError(core.CodeInvalidArgument, "builtin.Register: the server is nil; pass the *mcp.Server to register the built-in tools on")
@@ -50,17 +53,21 @@ func Register(srv *mcp.Server, opts Options) error {
 	cfg := srv.Config()
 	tools := observerTools(srv, opts)
 	if opts.Agents != nil {
-		tools = append(tools, agentTools(srv, opts.Agents)...)
+		tools = append(tools, agentTools(cfg, opts.Agents)...)
 	}
 	if adminEnabled(cfg) {
-		tools = append(tools, adminTools(srv, opts.Agents)...)
+		tools = append(tools, adminTools(srv, opts.Agents, newDynamicTools())...)
 	}
 	if cfg.Server.Mode == core.ModeTest {
-		tools = append(tools, fixtureTools()...)
+		tools = append(tools, fixtureTools(cfg)...)
 	}
 	for _, t := range tools {
-		if err := srv.AddTool(t); err != nil {
-			return fmt.Errorf("builtin: register tool %q: %w", t.Name, err)
+		err := t.add(srv)
+		if errors.Is(err, mcp.ErrNotAdmitted) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("builtin: register tool %q: %w", t.name, err)
 		}
 	}
 	if cfg.Server.Mode == core.ModeTest && opts.Agents != nil {
@@ -76,8 +83,24 @@ func Register(srv *mcp.Server, opts Options) error {
 	return nil
 }
 
-// adminEnabled reports whether the admin tools exist (SPEC §8.2): both
-// switches must be on.
+// tool is a built-in tool ready to be registered: its name, for errors,
+// and its registration through mcp.AddTypedTool.
+type tool struct {
+	name string
+	add  func(*mcp.Server) error
+}
+
+// typed returns the tool t run by h, registered with mcp.AddTypedTool: the
+// input schema is derived from In unless t.InputSchema is set, and the
+// output schema from Out when Out is a struct unless t.OutputSchema is set.
+// A tool whose Out is not a struct (any, string, float64) lists no output
+// schema.
+func typed[In, Out any](t mcp.Tool, h func(context.Context, *mcp.CallToolRequest, In) (Out, error)) tool {
+	return tool{name: t.Name, add: func(srv *mcp.Server) error { return mcp.AddTypedTool(srv, t, h) }}
+}
+
+// adminEnabled reports whether the admin tools exist: both switches must be
+// on.
 func adminEnabled(cfg core.Config) bool {
 	return cfg.Tools.AdminRegistrationEnabled && cfg.Security.DynamicRegistrationEnabled
 }

@@ -1,9 +1,13 @@
 package builtin
 
 import (
+	"context"
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/mcprt/mcprt/aacp"
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/mcp"
 )
@@ -33,8 +37,10 @@ func TestModeToolLists(t *testing.T) {
 		{"FULL admin no agents", setup{mode: core.ModeFull, admin: true, noAgents: true}, sorted(observers, adminNames)},
 		{"READONLY", setup{mode: core.ModeReadOnly}, sorted(observers, []string{"agent_get_state", "agent_list"})},
 		{"READONLY admin", setup{mode: core.ModeReadOnly, admin: true}, sorted(observers, []string{"agent_get_state", "agent_list"})},
+		{"READONLY no agents", setup{mode: core.ModeReadOnly, admin: true, noAgents: true}, sorted(observers)},
 		{"MINIMAL", setup{mode: core.ModeMinimal}, sorted(observers)},
 		{"MINIMAL admin", setup{mode: core.ModeMinimal, admin: true}, sorted(observers)},
+		{"MINIMAL no agents", setup{mode: core.ModeMinimal, admin: true, noAgents: true}, sorted(observers)},
 		{"TEST", setup{mode: core.ModeTest}, sorted(observers, agentNames, fixtureList)},
 		{"TEST admin", setup{mode: core.ModeTest, admin: true}, sorted(observers, agentNames, adminNames, fixtureList)},
 		{"TEST no agents", setup{mode: core.ModeTest, noAgents: true}, sorted(observers, fixtureList)},
@@ -44,6 +50,49 @@ func TestModeToolLists(t *testing.T) {
 			c := newClient(t, tt.s)
 			if got := c.toolNames(); !slices.Equal(got, tt.want) {
 				t.Errorf("tools/list = %v\nwant %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// Register skips exactly the tools the mode does not admit (READONLY: the
+// ones not read-only; MINIMAL: the ones not essential) and still fails on
+// any other error, in every mode.
+func TestRegisterSkipsOnlyWhatTheModeRefuses(t *testing.T) {
+	mine := func(context.Context, *mcp.CallToolRequest) (any, error) { return "mine", nil }
+	for _, mode := range []string{core.ModeFull, core.ModeReadOnly, core.ModeMinimal, core.ModeTest} {
+		t.Run(mode, func(t *testing.T) {
+			newServer := func() *mcp.Server {
+				cfg := core.DefaultConfig("1")
+				cfg.Server.Mode = mode
+				cfg.Tools.AdminRegistrationEnabled, cfg.Security.DynamicRegistrationEnabled = true, true
+				srv, err := mcp.NewServer(mcp.Options{Config: &cfg})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return srv
+			}
+			// A clash on a tool every mode admits is an error, never a skip.
+			srv := newServer()
+			if err := srv.AddTool(mcp.Tool{Name: "health", Handler: mine, Essential: true, Annotations: readOnly("")}); err != nil {
+				t.Fatal(err)
+			}
+			err := Register(srv, Options{})
+			if err == nil || errors.Is(err, mcp.ErrNotAdmitted) || !strings.Contains(err.Error(), `"health"`) {
+				t.Errorf("Register over an existing health tool = %v, want a duplicate-name error naming it", err)
+			}
+			// A clash on a tool the mode does not admit is no clash: that
+			// built-in is skipped before its name is looked at.
+			srv = newServer()
+			if err := srv.AddTool(mcp.Tool{Name: "admin_register_tool", Handler: mine, Essential: true, Annotations: readOnly("")}); err != nil {
+				t.Fatal(err)
+			}
+			agents := aacp.NewCoordinator(aacp.Options{MaxPayloadBytes: 1 << 20})
+			defer agents.Close(context.Background())
+			err = Register(srv, Options{Agents: agents})
+			admitsAdmin := mode == core.ModeFull || mode == core.ModeTest
+			if admitsAdmin != (err != nil) {
+				t.Errorf("Register over an existing admin_register_tool = %v; the mode admits the admin tools: %v", err, admitsAdmin)
 			}
 		})
 	}
@@ -65,8 +114,9 @@ func TestAdminNeedsBothSwitches(t *testing.T) {
 	}
 }
 
-// Every built-in is listed with a description, an object input schema and
-// the read-only hint of SPEC §9.
+// Every built-in is listed with a description, an object input schema, a
+// read-only hint true exactly for the tools that change nothing, and an
+// output schema exactly where one is promised.
 func TestListingMetadata(t *testing.T) {
 	c := newClient(t, setup{mode: core.ModeTest, admin: true})
 	readOnly := map[string]bool{"server_ping": true, "health": true, "agent_list": true, "agent_get_state": true}
@@ -126,7 +176,8 @@ func TestRegisterNameClash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := srv.AddTool(mcp.Tool{Name: "echo", Handler: echoHandler}); err != nil {
+	embedded := func(context.Context, *mcp.CallToolRequest) (any, error) { return "mine", nil }
+	if err := srv.AddTool(mcp.Tool{Name: "echo", Handler: embedded}); err != nil {
 		t.Fatal(err)
 	}
 	if err := Register(srv, Options{}); err == nil {

@@ -1,7 +1,8 @@
-// Package builtin holds the tools that ship with mcprt (SPEC §8): the
-// observers server_ping and health, the agent tools, the admin tools of
-// dynamic registration, and the fixtures of mode TEST. Register puts them
-// on an mcp.Server; the server's configuration and mode decide which.
+// Package builtin holds the tools that ship with mcprt: the observers
+// server_ping and health, the agent tools, the admin tools of dynamic
+// registration, and the fixtures of mode TEST. Register puts them on an
+// mcp.Server; the server's configuration says which are offered, and its
+// mode admits each by what the tool declares (read-only, essential).
 //
 //	srv, err := mcp.NewServer(mcp.Options{Config: &cfg, Logger: logger})
 //	if err != nil {
@@ -13,6 +14,15 @@
 //		return err
 //	}
 //
+// Every tool is registered with mcp.AddTypedTool: its handler takes a Go
+// input type and returns a Go result type, and a schema is derived from
+// those types unless the tool's contract says more than a type can (an
+// enum, a bound, a non-empty string, a const, "any object"): then the
+// schema is written by hand, and a test keeps it and the type in step.
+// Tools whose result is not always an object, or that never had one, list
+// no output schema. The listing of every built-in tool is pinned by a test
+// (testdata/tools_list.golden), so that any change to it is deliberate.
+//
 // # The tools
 //
 //   - server_ping {} → {version, mode, uptime_ms}. version is
@@ -22,7 +32,11 @@
 //     resources:{memoryUsageBytes, schedLatencyP99Ms, concurrentExecutions,
 //     maxConcurrentExecutions}, status}. schedLatencyP99Ms is a number with
 //     a fraction (microsecond precision): the runtime's scheduler latency
-//     is usually far below a millisecond. status follows SPEC §8.1.
+//     is usually far below a millisecond. status is core.Health's verdict:
+//     unhealthy when every concurrency slot is busy, the latency p99 is
+//     over 500 ms or at least 3 calls in a row were refused with
+//     RESOURCE_EXHAUSTED; degraded over 80% of the slots or 100 ms;
+//     healthy otherwise.
 //   - agent_send_message {targetAgentId, message:{type, payload?}} → the
 //     agent's response as it returned it (an object becomes
 //     structuredContent; anything else is only text). message holds no
@@ -44,17 +58,21 @@
 // server_ping and health are observers (mcp.Tool.Observer): they take no
 // concurrency slot, so they answer while every slot is busy. server_ping,
 // health, agent_list and agent_get_state are read-only, so mode READONLY
-// keeps them; MINIMAL keeps only server_ping and health. The agent tools
-// exist only when Options.Agents is set.
+// keeps them; server_ping and health are essential, so MINIMAL keeps them
+// and nothing else. Register skips the tools the mode does not admit
+// (mcp.ErrNotAdmitted) and fails on any other registration error. The
+// agent tools exist only when Options.Agents is set.
 //
 // # Dynamic registration
 //
 // The admin tools exist only when tools.adminRegistrationEnabled and
 // security.dynamicRegistrationEnabled are both true. Every call first
-// applies tools.adminPolicy.mode: deny_all refuses (UNAUTHORIZED),
-// local_stdio_only allows stdio only, token refuses over stdio (it is
-// reserved for HTTP). No code is uploaded: toolType picks a built-in
-// handler and its canonical input schema —
+// applies tools.adminPolicy.mode to the transport of the call's session
+// (mcp.Session.Transport): deny_all refuses; local_stdio_only allows
+// "stdio" only; token refuses over stdio, being reserved for HTTP where an
+// admin token will be checked (until then it refuses there too). A refusal
+// is UNAUTHORIZED, before any argument is looked at. No code is uploaded:
+// toolType picks a built-in handler and its canonical input schema —
 //
 //	echo        {"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}
 //	health      {"type":"object","properties":{},"additionalProperties":false}
@@ -66,18 +84,23 @@
 // Options.Agents (NOT_IMPLEMENTED without). A supplied inputSchema must
 // equal the canonical one after both are decoded and re-encoded with
 // sorted keys (so key order, whitespace and number spelling do not
-// matter); otherwise, and for an unknown toolType, an invalid name or a
-// name already taken, the answer is INVALID_ARGUMENT. Only dynamically
-// registered tools can be unregistered: a built-in name is
-// INVALID_ARGUMENT, an unknown one NOT_FOUND. Each registration and
+// matter); otherwise, and for an unknown toolType, an invalid name, a name
+// already taken or a tool the mode would not admit, the answer is
+// INVALID_ARGUMENT.
+//
+// Register keeps, for the admin tools it registers, a record of the tools
+// they registered and of their toolTypes. Only those can be unregistered:
+// any other registered tool (built in or the program's own) is
+// INVALID_ARGUMENT, an unknown name NOT_FOUND. Each registration and
 // removal is logged at warn with name and toolType, and sessions get
 // notifications/tools/list_changed.
 //
 // # TEST fixtures
 //
 // In mode TEST, Register adds noop, echo, sleep, fail, panic, big_result
-// and unserializable (SPEC §8.3; see each tool's description) and
-// registers the fixture agents "echo" (aacp.EchoAgent) and "counter"
-// (aacp.CounterAgent) on Options.Agents. sleep takes ms up to one day and
-// big_result bytes up to 256 MiB. Outside TEST no agents are registered.
+// and unserializable (see each tool's description) and registers the
+// fixture agents "echo" (aacp.EchoAgent) and "counter" (aacp.CounterAgent)
+// on Options.Agents. sleep takes ms up to one day; big_result takes bytes
+// up to tools.maxResultBytes + 1, so it can make a result just over the
+// limit. Outside TEST no agents are registered.
 package builtin

@@ -1,14 +1,13 @@
 package builtin_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 
 	"github.com/mcprt/mcprt/aacp"
 	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/jsonrpc"
 	"github.com/mcprt/mcprt/mcp"
 	"github.com/mcprt/mcprt/mcp/builtin"
 )
@@ -40,29 +39,28 @@ func ExampleRegister_agent() {
 		panic(err)
 	}
 
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	sess := srv.NewSession(inR, outW)
-	go func() { _ = sess.Serve(context.Background()) }()
-	replies := bufio.NewScanner(outR)
-	send := func(line string) { _, _ = io.WriteString(inW, line+"\n") }
+	// A client in the same process, over an in-memory stream.
+	serverEnd, client := jsonrpc.NewMemoryPair()
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(context.Background(), serverEnd) }()
+	send := func(msg string) {
+		_ = client.Write(context.Background(), jsonrpc.Outgoing{Data: []byte(msg + "\n")})
+	}
 	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"example","version":"1"}}}`)
-	replies.Scan()
+	_, _ = client.Read()
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"agent_send_message","arguments":{"targetAgentId":"planner","message":{"type":"TASK_ASSIGNMENT","payload":{"task":"write docs"}}}}}`)
-	replies.Scan()
+	reply, _ := client.Read()
 	var resp struct {
 		Result struct {
 			StructuredContent json.RawMessage `json:"structuredContent"`
 		} `json:"result"`
 	}
-	_ = json.Unmarshal(replies.Bytes(), &resp)
+	_ = json.Unmarshal(reply, &resp)
 	fmt.Println(string(resp.Result.StructuredContent))
 
-	inW.Close()
-	sess.Close()
-	_ = sess.Wait(context.Background())
-	outW.Close()
+	_ = client.Close() // the input ends: Run shuts the session down and returns
+	<-done
 	// Output:
 	// {"accepted":"TASK_ASSIGNMENT","tasks":1}
 }

@@ -66,7 +66,10 @@ func TestFixtureFailAndPanic(t *testing.T) {
 	}
 	c.fails("fail", `{}`, core.CodeInvalidArgument)
 
-	c.fails("panic", `{}`, core.CodeInternal)
+	e = c.failsRetryable("panic", `{}`, core.CodeInternal, true) // a panic may not recur
+	if d, _ := e["details"].(map[string]any); d["reason"] != "panic" {
+		t.Errorf("details = %v, want reason panic", e["details"])
+	}
 	c.ok("noop", `{}`) // still serving
 }
 
@@ -83,11 +86,18 @@ func TestFixtureBigResult(t *testing.T) {
 	if res := c.call("big_result", `{"bytes":0}`); firstText(t, res) != `""` {
 		t.Errorf("big_result 0 = %v", res)
 	}
-	e := c.fails("big_result", `{"bytes":5000}`, core.CodeInternal)
+	// bytes goes up to tools.maxResultBytes + 1: enough for a result over
+	// the limit, and no more.
+	e := c.fails("big_result", `{"bytes":4097}`, core.CodeInternal)
 	if d, _ := e["details"].(map[string]any); d["reason"] != "result_too_large" {
 		t.Errorf("details = %v, want reason result_too_large", e["details"])
 	}
+	c.fails("big_result", `{"bytes":4098}`, core.CodeInvalidArgument)
 	c.fails("big_result", `{"bytes":-1}`, core.CodeInvalidArgument)
+	c.fails("big_result", `{"bytes":1.5}`, core.CodeInvalidArgument)
+	if res := c.call("big_result", `{"bytes":2.0}`); firstText(t, res) != `"xx"` {
+		t.Errorf("big_result 2.0 = %v, want \"xx\"", res)
+	}
 }
 
 func TestFixtureUnserializable(t *testing.T) {

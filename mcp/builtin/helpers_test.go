@@ -1,11 +1,9 @@
 package builtin
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/mcprt/mcprt/aacp"
 	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/jsonrpc"
 	"github.com/mcprt/mcprt/mcp"
 )
 
@@ -22,7 +21,8 @@ import (
 // passing test.
 const waitLimit = 10 * time.Second
 
-// client speaks JSON-RPC to an in-process mcp.Session over pipes. Responses
+// client speaks JSON-RPC to an in-process mcp.Session over an in-memory
+// stream (jsonrpc.NewMemoryPair). Responses
 // are matched to requests by id, so calls may overlap; notifications are
 // collected apart.
 type client struct {
@@ -31,7 +31,7 @@ type client struct {
 	agents *aacp.Coordinator
 	logs   *syncBuffer
 
-	in *io.PipeWriter
+	conn jsonrpc.Stream // the client's end of the session's in-memory stream
 	*routes
 }
 
@@ -41,6 +41,7 @@ type routes struct {
 	mu      sync.Mutex
 	nextID  int                            // guarded by mu
 	pending map[string]chan map[string]any // guarded by mu
+	raw     map[string][]byte              // responses as the server wrote them, by id; guarded by mu
 	notes   chan map[string]any
 }
 
@@ -80,14 +81,15 @@ func (s *syncBuffer) entries(msg string) []map[string]any {
 
 // setup describes the server a test runs against.
 type setup struct {
-	mode     string             // server.mode; FULL when empty
-	admin    bool               // both admin switches on
-	policy   string             // tools.adminPolicy.mode; deny_all when empty
-	noAgents bool               // Options.Agents nil
-	version  string             // Options.Version
-	queue    int                // the coordinator's QueueSize; its default when 0
-	network  string             // mcp.Options.Transport; stdio when empty
-	tweak    func(*core.Config) // last changes to the config
+	mode      string             // server.mode; FULL when empty
+	admin     bool               // both admin switches on
+	policy    string             // tools.adminPolicy.mode; deny_all when empty
+	noAgents  bool               // Options.Agents nil
+	version   string             // Options.Version
+	queue     int                // the coordinator's QueueSize; its default when 0
+	network   string             // mcp.Options.Transport (the server's default); stdio when empty
+	transport string             // the session's transport (mcp.SessionOptions); the server's when empty
+	tweak     func(*core.Config) // last changes to the config
 }
 
 // newClient builds a server per s, registers the built-ins, starts a
@@ -113,7 +115,7 @@ func newClient(t *testing.T, s setup) *client {
 		t.Fatal(err)
 	}
 	c := &client{t: t, srv: srv, logs: logs, routes: &routes{pending: map[string]chan map[string]any{},
-		notes: make(chan map[string]any, 100)}}
+		raw: map[string][]byte{}, notes: make(chan map[string]any, 100)}}
 	if !s.noAgents {
 		c.agents = aacp.NewCoordinator(aacp.Options{MaxPayloadBytes: cfg.Tools.MaxPayloadBytes, QueueSize: s.queue})
 		t.Cleanup(func() { _ = c.agents.Close(context.Background()) })
@@ -121,38 +123,43 @@ func newClient(t *testing.T, s setup) *client {
 	if err := Register(srv, Options{Agents: c.agents, Version: s.version}); err != nil {
 		t.Fatalf("Register: %v", err)
 	}
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	c.in = inW
-	sess := srv.NewSession(inR, outW)
-	served := make(chan struct{})
+	serverEnd, clientEnd := jsonrpc.NewMemoryPair()
+	c.conn = clientEnd
+	sess := srv.Connect(serverEnd, &mcp.SessionOptions{Transport: s.transport})
+	served, read := make(chan struct{}), make(chan struct{})
 	go func() {
 		_ = sess.Serve(context.Background())
 		close(served)
 	}()
-	go c.read(outR)
+	go func() {
+		c.read()
+		close(read)
+	}()
 	t.Cleanup(func() {
-		inW.Close()
+		_ = clientEnd.Close() // ends both ends: Serve returns, read sees io.EOF
 		<-served
+		<-read
 		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 		defer cancel()
 		_ = sess.Wait(ctx)
-		outW.Close()
 	})
 	c.request("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"builtin-test","version":"1"}}`)
 	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return c
 }
 
-// read routes the session's output: responses to their waiters,
-// notifications to c.notes.
-func (c *client) read(r io.Reader) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 512<<20)
-	for sc.Scan() {
+// read routes the session's output until the stream ends: responses to
+// their waiters (with their raw text kept in c.raw), notifications to
+// c.notes.
+func (c *client) read() {
+	for {
+		msg, err := c.conn.Read()
+		if err != nil {
+			return
+		}
 		var m map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			c.t.Errorf("the server wrote a line that is not JSON: %q", sc.Text())
+		if err := json.Unmarshal(msg, &m); err != nil {
+			c.t.Errorf("the server wrote a message that is not JSON: %q", msg)
 			continue
 		}
 		id, isResponse := m["id"].(string)
@@ -163,18 +170,22 @@ func (c *client) read(r io.Reader) {
 		c.mu.Lock()
 		ch := c.pending[id]
 		delete(c.pending, id)
+		c.raw[id] = bytes.Clone(msg)
 		c.mu.Unlock()
 		if ch == nil {
-			c.t.Errorf("response to an unknown request id %q: %s", id, sc.Text())
+			c.t.Errorf("response to an unknown request id %q: %s", id, msg)
 			continue
 		}
 		ch <- m
 	}
 }
 
+// send writes one message (a JSON text without newlines) to the session.
 func (c *client) send(line string) {
 	c.t.Helper()
-	if _, err := io.WriteString(c.in, line+"\n"); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	if err := c.conn.Write(ctx, jsonrpc.Outgoing{Data: []byte(line + "\n")}); err != nil {
 		c.t.Fatalf("send: %v", err)
 	}
 }

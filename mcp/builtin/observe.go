@@ -2,7 +2,6 @@ package builtin
 
 import (
 	"context"
-	"encoding/json"
 	"math"
 	"time"
 
@@ -17,8 +16,8 @@ type pingResult struct {
 	UptimeMs int64  `json:"uptime_ms"`
 }
 
-// healthReport is the result of the health tool (SPEC §8), also returned
-// by dynamic tools of toolType health.
+// healthReport is the result of the health tool, also returned by dynamic
+// tools of toolType health.
 type healthReport struct {
 	// Server identifies the server: server.name and server.version.
 	Server healthServer `json:"server"`
@@ -26,7 +25,7 @@ type healthReport struct {
 	Config healthConfig `json:"config"`
 	// Resources are the live figures the status is judged on.
 	Resources healthResources `json:"resources"`
-	// Status is healthy, degraded or unhealthy (SPEC §8.1).
+	// Status is healthy, degraded or unhealthy, as core.Health judges it.
 	Status core.HealthStatus `json:"status"`
 }
 
@@ -57,49 +56,59 @@ type healthResources struct {
 	ConcurrentExecutions int `json:"concurrentExecutions"`
 	// MaxConcurrentExecutions is the number of slots.
 	MaxConcurrentExecutions int `json:"maxConcurrentExecutions"`
+	// DroppedLogEntries counts log entries dropped because stderr was not
+	// being read (the server never blocks on its logs).
+	DroppedLogEntries uint64 `json:"droppedLogEntries"`
 }
 
 // observerTools returns server_ping and health: observers that take no
-// concurrency slot, so they answer while the server is saturated.
-func observerTools(srv *mcp.Server, opts Options) []mcp.Tool {
+// concurrency slot, so they answer while the server is saturated, and
+// essential tools, so mode MINIMAL keeps them. Their output schemas are
+// written by hand: the mode and status enums and the bounds of the figures
+// are more than a Go type says.
+func observerTools(srv *mcp.Server, opts Options) []tool {
 	version := opts.Version
-	return []mcp.Tool{
-		{
+	return []tool{
+		typed(mcp.Tool{
 			Name:  "server_ping",
 			Title: "Server ping",
 			Description: "Checks that the server answers. Returns {version, mode, uptime_ms}: the server's " +
 				"build version, its mode (FULL, READONLY, MINIMAL or TEST) and the milliseconds since it " +
 				"started. Takes no arguments and no concurrency slot, so it answers even when the server is busy.",
-			InputSchema:  emptyInput,
 			OutputSchema: serverPingOutput,
 			Annotations:  readOnly("Server ping"),
 			Observer:     true,
-			Handler: func(context.Context, json.RawMessage) (any, error) {
-				cfg := srv.Config()
-				v := version
-				if v == "" {
-					v = cfg.Server.Version
-				}
-				return pingResult{Version: v, Mode: cfg.Server.Mode, UptimeMs: srv.Stats().Uptime.Milliseconds()}, nil
-			},
-		},
-		{
+			Essential:    true,
+		}, func(context.Context, *mcp.CallToolRequest, struct{}) (pingResult, error) {
+			cfg := srv.Config()
+			v := version
+			if v == "" {
+				v = cfg.Server.Version
+			}
+			return pingResult{Version: v, Mode: cfg.Server.Mode, UptimeMs: srv.Stats().Uptime.Milliseconds()}, nil
+		}),
+		typed(mcp.Tool{
 			Name:  "health",
 			Title: "Server health",
 			Description: "Reports the server's health: {server:{name,version}, config:{toolTimeoutMs, " +
 				"maxConcurrentExecutions, maxPayloadBytes, maxStateBytes}, resources:{memoryUsageBytes, " +
-				"schedLatencyP99Ms, concurrentExecutions, maxConcurrentExecutions}, status}. status is " +
+				"schedLatencyP99Ms, concurrentExecutions, maxConcurrentExecutions, droppedLogEntries}, status}. status is " +
 				"\"healthy\", \"degraded\" (over 80% of the concurrency slots busy, or scheduler latency p99 over " +
 				"100 ms) or \"unhealthy\" (every slot busy, p99 over 500 ms, or 3+ consecutive calls rejected " +
 				"with RESOURCE_EXHAUSTED). Takes no arguments and no concurrency slot.",
-			InputSchema:  emptyInput,
 			OutputSchema: healthOutput,
 			Annotations:  readOnly("Server health"),
 			Observer:     true,
-			Handler: func(context.Context, json.RawMessage) (any, error) {
-				return healthOf(srv), nil
-			},
-		},
+			Essential:    true,
+		}, healthTool(srv)),
+	}
+}
+
+// healthTool returns the handler of the health tool and of dynamic tools
+// of toolType health.
+func healthTool(srv *mcp.Server) func(context.Context, *mcp.CallToolRequest, struct{}) (healthReport, error) {
+	return func(context.Context, *mcp.CallToolRequest, struct{}) (healthReport, error) {
+		return healthOf(srv), nil
 	}
 }
 
@@ -121,6 +130,7 @@ func healthOf(srv *mcp.Server) healthReport {
 			SchedLatencyP99Ms:       millis(rt.SchedLatencyP99),
 			ConcurrentExecutions:    st.ConcurrentExecutions,
 			MaxConcurrentExecutions: st.MaxConcurrentExecutions,
+			DroppedLogEntries:       st.DroppedLogEntries,
 		},
 		Status: core.Health(core.HealthInputs{
 			ConcurrentExecutions:    st.ConcurrentExecutions,

@@ -58,8 +58,8 @@ func TestHealthAtRest(t *testing.T) {
 		}
 	}
 	r := res["resources"].(map[string]any)
-	sameKeys(t, "health.resources", r, "memoryUsageBytes", "schedLatencyP99Ms", "concurrentExecutions", "maxConcurrentExecutions")
-	if r["concurrentExecutions"] != 0.0 || r["maxConcurrentExecutions"] != 7.0 {
+	sameKeys(t, "health.resources", r, "memoryUsageBytes", "schedLatencyP99Ms", "concurrentExecutions", "maxConcurrentExecutions", "droppedLogEntries")
+	if r["concurrentExecutions"] != 0.0 || r["maxConcurrentExecutions"] != 7.0 || r["droppedLogEntries"] != 0.0 {
 		t.Errorf("resources = %v, want 0 of 7 slots in use (health is an observer)", r)
 	}
 	if m, _ := r["memoryUsageBytes"].(float64); m <= 0 {
@@ -123,8 +123,8 @@ func TestHealthAfterExhaustion(t *testing.T) {
 		cfg.Tools.MaxPayloadBytes = 64
 	}})
 	big := `{"message":"` + strings.Repeat("x", 100) + `"}`
-	for range 3 {
-		c.fails("echo", big, core.CodeResourceExhausted)
+	for range 3 { // over the limit: the same arguments would fail again
+		c.failsRetryable("echo", big, core.CodeResourceExhausted, false)
 	}
 	if st := c.ok("health", `{}`)["status"]; st != "unhealthy" {
 		t.Errorf("status = %v after 3 rejections, want unhealthy", st)

@@ -3,14 +3,16 @@ package builtin
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"math"
 )
 
-// The JSON Schemas of the built-in tools (2020-12, the default dialect: no
-// $schema). They are compiled once by mcp.Server.AddTool.
+// The JSON Schemas of the built-in tools that are written by hand (2020-12,
+// the default dialect: no $schema), because they say more than a Go type
+// can: enums, bounds, a const, a non-empty string, "any object". Every
+// other schema is derived from the tool's input and output types by
+// mcp.AddTypedTool. All are compiled once, at registration.
 var (
-	// emptyInput accepts only {}.
-	emptyInput = json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)
-
 	serverPingOutput = json.RawMessage(`{
 		"type": "object",
 		"properties": {
@@ -48,9 +50,10 @@ var (
 					"memoryUsageBytes": {"type": "integer", "minimum": 0},
 					"schedLatencyP99Ms": {"type": "number", "minimum": 0},
 					"concurrentExecutions": {"type": "integer", "minimum": 0},
-					"maxConcurrentExecutions": {"type": "integer", "minimum": 1}
+					"maxConcurrentExecutions": {"type": "integer", "minimum": 1},
+					"droppedLogEntries": {"type": "integer", "minimum": 0}
 				},
-				"required": ["memoryUsageBytes", "schedLatencyP99Ms", "concurrentExecutions", "maxConcurrentExecutions"],
+				"required": ["memoryUsageBytes", "schedLatencyP99Ms", "concurrentExecutions", "maxConcurrentExecutions", "droppedLogEntries"],
 				"additionalProperties": false
 			},
 			"status": {"type": "string", "enum": ["healthy", "degraded", "unhealthy"]}
@@ -131,15 +134,6 @@ var (
 		"additionalProperties": false
 	}`)
 
-	adminUnregisterInput = json.RawMessage(`{
-		"type": "object",
-		"properties": {
-			"name": {"type": "string", "description": "The name of a tool registered by admin_register_tool."}
-		},
-		"required": ["name"],
-		"additionalProperties": false
-	}`)
-
 	adminUnregisterOutput = json.RawMessage(`{
 		"type": "object",
 		"properties": {
@@ -147,22 +141,6 @@ var (
 			"name": {"type": "string"}
 		},
 		"required": ["unregistered", "name"],
-		"additionalProperties": false
-	}`)
-
-	// echoOutput is the output schema of the echo fixture and of
-	// dynamic echo tools.
-	echoOutput = json.RawMessage(`{
-		"type": "object",
-		"properties": {"message": {"type": "string"}},
-		"required": ["message"],
-		"additionalProperties": false
-	}`)
-
-	fixtureEchoInput = json.RawMessage(`{
-		"type": "object",
-		"properties": {"message": {"type": "string"}},
-		"required": ["message"],
 		"additionalProperties": false
 	}`)
 
@@ -175,25 +153,22 @@ var (
 		"required": ["ms"],
 		"additionalProperties": false
 	}`)
-
-	fixtureFailInput = json.RawMessage(`{
-		"type": "object",
-		"properties": {"message": {"type": "string", "description": "The text of the error the handler returns."}},
-		"required": ["message"],
-		"additionalProperties": false
-	}`)
-
-	fixtureBigResultInput = json.RawMessage(`{
-		"type": "object",
-		"properties": {
-			"bytes": {"type": "integer", "minimum": 0, "maximum": 268435456, "description": "The length of the returned string."}
-		},
-		"required": ["bytes"],
-		"additionalProperties": false
-	}`)
 )
 
-// The toolTypes of admin_register_tool (SPEC §8.2).
+// bigResultInput is big_result's input schema: bytes goes up to one more
+// than tools.maxResultBytes, so that the fixture can always make a result
+// over the limit (a string that long is over it however it is wrapped),
+// and never one much larger.
+func bigResultInput(maxResultBytes int) json.RawMessage {
+	limit := maxResultBytes
+	if limit < math.MaxInt {
+		limit++
+	}
+	return json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"bytes":{"type":"integer","minimum":0,`+
+		`"maximum":%d,"description":"The length of the returned string."}},"required":["bytes"],"additionalProperties":false}`, limit))
+}
+
+// The toolTypes of admin_register_tool.
 const (
 	toolTypeEcho       = "echo"
 	toolTypeHealth     = "health"
@@ -204,9 +179,11 @@ const (
 // them.
 var toolTypes = []string{toolTypeEcho, toolTypeHealth, toolTypeAgentProxy}
 
-// canonicalSchemas are the input schemas of the toolTypes, exactly as SPEC
-// §8.2 gives them. A dynamic tool is registered with its type's schema; a
-// supplied inputSchema must equal it in canonical form.
+// canonicalSchemas are the input schemas of the toolTypes. They are part of
+// the admin tools' contract and written by hand: derivation would add
+// additionalProperties false to echo and agentProxy, and cannot say that
+// message is any object. A dynamic tool is registered with its type's
+// schema; a supplied inputSchema must equal it in canonical form.
 var canonicalSchemas = map[string]json.RawMessage{
 	toolTypeEcho:       json.RawMessage(`{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`),
 	toolTypeHealth:     json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`),
