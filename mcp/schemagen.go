@@ -214,6 +214,8 @@ type jsonField struct {
 	required bool         // not omitempty/omitzero, not a pointer, not promoted through an embedded pointer
 	quoted   bool         // `json:",string"` on a scalar field
 	desc     string       // the description tag
+	// omitEmpty and omitZero are the tag's omitempty and omitzero options.
+	omitEmpty, omitZero bool
 }
 
 // jsonFields returns the fields encoding/json encodes for the struct type t,
@@ -267,8 +269,10 @@ func jsonFields(t reflect.Type) []jsonField {
 					}
 					continue
 				}
-				optional := hasTagOption(opts, "omitempty") || hasTagOption(opts, "omitzero")
+				omitEmpty, omitZero := hasTagOption(opts, "omitempty"), hasTagOption(opts, "omitzero")
+				optional := omitEmpty || omitZero
 				f := jsonField{
+					omitEmpty: omitEmpty, omitZero: omitZero,
 					name: cmp.Or(name, sf.Name), goPath: goPath, index: index, typ: sf.Type, tagged: name != "",
 					required: !optional && !q.viaPtr && sf.Type.Kind() != reflect.Pointer,
 					desc:     sf.Tag.Get("description"),
