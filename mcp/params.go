@@ -87,10 +87,12 @@ func marshalCompact(v any) ([]byte, error) {
 	return append([]byte(nil), js...), nil
 }
 
-// pooledEncoder is a reusable JSON encoder without HTML escaping.
+// pooledEncoder is a reusable JSON encoder without HTML escaping: encode
+// uses encoding/json, encodeLimited (resultenc.go) streams into out.
 type pooledEncoder struct {
 	buf bytes.Buffer
 	enc *json.Encoder
+	out limitBuffer
 }
 
 var encoders = sync.Pool{New: func() any {
@@ -103,9 +105,13 @@ var encoders = sync.Pool{New: func() any {
 func getEncoder() *pooledEncoder { return encoders.Get().(*pooledEncoder) }
 
 func putEncoder(e *pooledEncoder) {
-	if e.buf.Cap() <= 64<<10 { // let huge buffers go
-		encoders.Put(e)
+	if e.buf.Cap() > 64<<10 { // let huge buffers go
+		return
 	}
+	if cap(e.out.buf) > 64<<10 {
+		e.out.buf = nil
+	}
+	encoders.Put(e)
 }
 
 // encode returns v's compact JSON; the slice is valid until the encoder's

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 
 	"github.com/mcprt/mcprt/core"
@@ -74,8 +75,40 @@ func (sess *Session) abandonCalls() {
 	}
 }
 
+// The parts around the JSON of a result that wrap sends as a text block.
+const (
+	wrapTextPrefix    = `{"content":[{"type":"text","text":`
+	wrapStructured    = `,"structuredContent":`
+	wrapTextSuffix    = `}]`
+	wrapSuccessSuffix = `,"isError":false}`
+)
+
 // wrap checks the handler's result against the outputSchema and encodes
-// the CallToolResult (steps 11 and 14).
+// the CallToolResult. The result is encoded under tools.maxResultBytes:
+// one that would pass it fails as soon as it does, so memory for it stays
+// within about twice the limit (its JSON, then the CallToolResult holding
+// it, built in a buffer of exactly its size).
+// wrapString wraps a Go string result: its text is the string itself, not
+// its JSON, and there is no structuredContent (a string is no object).
+func (c *toolCall) wrapString(str string, limit int) (json.RawMessage, *core.Error) {
+	if c.rt.output != nil { // a string never satisfies an object outputSchema
+		js, _ := json.Marshal(str)
+		if e := c.checkOutput(js); e != nil {
+			return nil, e
+		}
+	}
+	text := []byte(str)
+	size := len(wrapTextPrefix) + quotedLen(text) + len(wrapTextSuffix) + len(wrapSuccessSuffix)
+	if size > limit {
+		return nil, resultTooLarge(limit, size)
+	}
+	out := make([]byte, 0, size)
+	out = append(out, wrapTextPrefix...)
+	out = appendJSONString(out, text)
+	out = append(out, wrapTextSuffix...)
+	return append(out, wrapSuccessSuffix...), nil
+}
+
 func (c *toolCall) wrap(r handlerResult) (json.RawMessage, *core.Error) {
 	if r.err != nil {
 		var ce *core.Error
@@ -85,55 +118,64 @@ func (c *toolCall) wrap(r handlerResult) (json.RawMessage, *core.Error) {
 		return nil, core.NewError(core.CodeInternal, r.err.Error()).WithDetail("reason", "handler_error")
 	}
 	structured := c.sess.ProtocolVersion() >= Version20250618
-	var out []byte
 	switch v := r.value.(type) {
 	case *CallToolResult:
 		if v == nil {
-			return nil, core.NewError(core.CodeInternal, "the tool returned a nil *CallToolResult").
-				WithDetail("reason", "result_not_serializable")
+			return nil, notRetryable(core.NewError(core.CodeInternal, "the tool returned a nil *CallToolResult").
+				WithDetail("reason", "result_not_serializable"))
 		}
 		return c.encodeFull(*v, structured)
 	case CallToolResult:
 		return c.encodeFull(v, structured)
-	default:
-		e := getEncoder()
-		defer putEncoder(e)
-		js, err := e.encode(v)
-		if err != nil {
-			return nil, core.NewError(core.CodeInternal, "the tool's result cannot be encoded as JSON: "+err.Error()).
-				WithDetail("reason", "result_not_serializable")
-		}
-		if e := c.checkOutput(js); e != nil {
-			return nil, e
-		}
-		structured = structured && isObject(js)
-		size := 64 + len(js) + len(js)/8
-		if structured {
-			size += len(js)
-		}
-		out = make([]byte, 0, size)
-		out = append(out, `{"content":[{"type":"text","text":`...)
-		out = appendJSONString(out, js)
-		out = append(out, `}]`...)
-		if structured {
-			out = append(out, `,"structuredContent":`...)
-			out = append(out, js...)
-		}
-		out = append(out, `,"isError":false}`...)
 	}
-	return c.checkSize(out)
+	limit := c.sess.srv.cfg.Tools.MaxResultBytes
+	if str, ok := r.value.(string); ok {
+		return c.wrapString(str, limit)
+	}
+	e := getEncoder()
+	defer putEncoder(e)
+	// The text block quotes the JSON, which is at least 2 bytes longer.
+	js, err := e.encodeLimited(r.value, limit-len(wrapTextPrefix)-len(wrapTextSuffix)-len(wrapSuccessSuffix)-2)
+	if err != nil {
+		return nil, resultEncodingError("result", err, limit, 0)
+	}
+	if e := c.checkOutput(js); e != nil {
+		return nil, e
+	}
+	structured = structured && isObject(js)
+	size := len(wrapTextPrefix) + quotedLen(js) + len(wrapTextSuffix) + len(wrapSuccessSuffix)
+	if structured {
+		size += len(wrapStructured) + len(js)
+	}
+	if size > limit {
+		return nil, resultTooLarge(limit, size)
+	}
+	out := make([]byte, 0, size)
+	out = append(out, wrapTextPrefix...)
+	out = appendJSONString(out, js)
+	out = append(out, wrapTextSuffix...)
+	if structured {
+		out = append(out, wrapStructured...)
+		out = append(out, js...)
+	}
+	return append(out, wrapSuccessSuffix...), nil
 }
 
-// encodeFull encodes a handler's own CallToolResult.
+// encodeFull encodes a handler's own CallToolResult under
+// tools.maxResultBytes. Content blocks are encoded by their MarshalJSON,
+// each whole, so a result whose text, data and URIs alone pass the limit
+// is refused before any is encoded.
 func (c *toolCall) encodeFull(v CallToolResult, structured bool) (json.RawMessage, *core.Error) {
+	limit := c.sess.srv.cfg.Tools.MaxResultBytes
 	if v.Content == nil {
 		v.Content = []Content{}
 	}
+	e := getEncoder()
+	defer putEncoder(e)
 	if c.rt.output != nil && !v.IsError {
-		js, err := marshalCompact(v.StructuredContent)
+		js, err := e.encodeLimited(v.StructuredContent, limit)
 		if err != nil {
-			return nil, core.NewError(core.CodeInternal, "the tool's structuredContent cannot be encoded as JSON: "+
-				err.Error()).WithDetail("reason", "result_not_serializable")
+			return nil, resultEncodingError("structuredContent", err, limit, 0)
 		}
 		if e := c.checkOutput(js); e != nil {
 			return nil, e
@@ -142,12 +184,58 @@ func (c *toolCall) encodeFull(v CallToolResult, structured bool) (json.RawMessag
 	if !structured {
 		v.StructuredContent = nil
 	}
-	out, err := marshalCompact(v)
-	if err != nil {
-		return nil, core.NewError(core.CodeInternal, "the tool's result cannot be encoded as JSON: "+err.Error()).
-			WithDetail("reason", "result_not_serializable")
+	if n := contentBytes(v.Content); n > limit {
+		return nil, resultTooLarge(limit, 0)
 	}
-	return c.checkSize(out)
+	out, err := e.encodeLimited(v, limit)
+	if err != nil {
+		return nil, resultEncodingError("result", err, limit, 0)
+	}
+	return append(make([]byte, 0, len(out)), out...), nil
+}
+
+// contentBytes is a lower bound on the encoded size of blocks: the bytes
+// of their text, data, URIs and embedded resources.
+func contentBytes(blocks []Content) int {
+	n := 0
+	for _, b := range blocks {
+		n += len(b.Text) + len(b.Data) + len(b.URI)
+		if r := b.Resource; r != nil {
+			n += len(r.Text) + len(r.Blob) + len(r.URI)
+		}
+	}
+	return n
+}
+
+// resultEncodingError is the tool error for a result (what names the part)
+// that could not be encoded: too large, or not serializable.
+func resultEncodingError(what string, err error, limit, size int) *core.Error {
+	if errors.Is(err, errOverLimit) {
+		return resultTooLarge(limit, size)
+	}
+	return notRetryable(core.NewError(core.CodeInternal, "the tool's "+what+" cannot be encoded as JSON: "+err.Error()).
+		WithDetail("reason", "result_not_serializable"))
+}
+
+// notRetryable marks e as an error that sending the same call again
+// cannot fix: the tool would return the same result.
+func notRetryable(e *core.Error) *core.Error {
+	e.Retryable = false
+	return e
+}
+
+// resultTooLarge is the tool error for a result over tools.maxResultBytes;
+// size is the encoded size when known, else 0.
+func resultTooLarge(limit, size int) *core.Error {
+	msg := "the tool's result is over the limit of " + itoa(limit) + " bytes (tools.maxResultBytes)"
+	if size > 0 {
+		msg = "the tool's result is " + itoa(size) + " bytes, over the limit of " + itoa(limit) + " (tools.maxResultBytes)"
+	}
+	e := core.NewError(core.CodeInternal, msg).WithDetail("reason", "result_too_large").WithDetail("limit", limit)
+	if size > 0 {
+		e = e.WithDetail("resultBytes", size)
+	}
+	return notRetryable(e)
 }
 
 // checkOutput validates a result against the tool's outputSchema.
@@ -156,18 +244,8 @@ func (c *toolCall) checkOutput(js []byte) *core.Error {
 		return nil
 	}
 	if problems := c.rt.output.validate(js); len(problems) > 0 {
-		return core.NewError(core.CodeInternal, "the tool's result does not match its outputSchema: "+
-			problemText(problems[0])).WithDetail("reason", "output_schema_violation").WithDetail("errors", problems)
+		return notRetryable(core.NewError(core.CodeInternal, "the tool's result does not match its outputSchema: "+
+			problemText(problems[0])).WithDetail("reason", "output_schema_violation").WithDetail("errors", problems))
 	}
 	return nil
-}
-
-// checkSize enforces tools.maxResultBytes on the encoded result.
-func (c *toolCall) checkSize(out []byte) (json.RawMessage, *core.Error) {
-	if limit := c.sess.srv.cfg.Tools.MaxResultBytes; len(out) > limit {
-		return nil, core.NewError(core.CodeInternal, "the tool's result is "+itoa(len(out))+
-			" bytes, over the limit of "+itoa(limit)+" (tools.maxResultBytes)").
-			WithDetail("reason", "result_too_large").WithDetail("limit", limit).WithDetail("resultBytes", len(out))
-	}
-	return out, nil
 }

@@ -20,7 +20,11 @@ const (
 	maxSchemaDepth    = 64        // nesting of JSON objects and arrays in a schema; the root is level 1
 	maxNumberLen      = 1000      // characters of one JSON number literal
 	maxNumberExponent = 1000      // magnitude of a JSON number's exponent
-	maxSchemaProblems = 100       // problems validate lists before one summary entry
+	// maxSchemaProblems is how many problems validate lists. Past it,
+	// validate adds one summary entry, and the screen and the number
+	// checks stop looking: their cost, and the size of the error, do not
+	// grow with the number of problems in an instance.
+	maxSchemaProblems = 20
 )
 
 // dialectOf returns the dialect a "$schema" value selects (2020-12, the
@@ -64,6 +68,9 @@ func (c *schemaCompiler) compilations() int64 { return c.count.Load() }
 type compiledSchema struct {
 	schema *jsonschema.Schema
 	decode func([]byte) (any, error) // kaptinlin's exact JSON decoder
+	// patterns and unevaluated prepare the screen (schemascreen.go).
+	patterns    map[*jsonschema.Schema][]screenPattern
+	unevaluated map[*jsonschema.Schema]*evaluatedNames
 	// mu, if set, serialises validation: kaptinlin rebuilds its
 	// patternProperties regexp cache on every evaluation and compiles a
 	// "pattern" on first use (compile pre-warms those, but not beside a $ref).
@@ -99,7 +106,7 @@ func (c *schemaCompiler) compile(role string, raw json.RawMessage) (*compiledSch
 	if !ok {
 		return nil, fmt.Errorf("%s must be a JSON object, got %s", role, clipJSON(doc))
 	}
-	checkTree(doc, nil, maxSchemaDepth, func(path []string, msg string) bool {
+	checkTree(doc, nil, maxSchemaDepth, func(path []pathToken, msg string) bool {
 		err = fmt.Errorf("%s: at %q: %s", role, jsonPointerOf(path), msg)
 		return false
 	})
@@ -144,43 +151,52 @@ func (c *schemaCompiler) compile(role string, raw json.RawMessage) (*compiledSch
 	if len(nested) > 0 {
 		return nil, fmt.Errorf(`%s: unsupported JSON Schema dialect %q in a subschema: use 2020-12 (no $schema) or draft-07`, role, slices.Min(nested))
 	}
+	cs.patterns, cs.unevaluated = screenPatterns(s), screenUnevaluated(s)
 	return cs, nil
 }
 
 // validate returns nil if instance is valid, else its problems sorted by
-// path then message (past maxSchemaProblems, one last entry counts the rest).
-// Numbers are decoded exactly (9007199254740993 stays itself). Duplicate
-// member names, invalid UTF-8 (a later parser could read another value) and
-// numbers out of bounds (exact arithmetic on 1e999999 is slow) are problems.
+// path then message: at most maxSchemaProblems of them, then one summary
+// entry if there are more. Numbers are decoded exactly (9007199254740993
+// stays itself). Duplicate member names, invalid UTF-8 (a later parser could
+// read another value) and numbers out of bounds (exact arithmetic on
+// 1e999999 is slow) are problems.
+//
+// Cost: decoding the instance, plus a screen (see schemascreen.go) that
+// allocates nothing for a value that passes and stops at maxSchemaProblems,
+// plus kaptinlin — which is run only when the screen did not already find
+// maxSchemaProblems problems. An instance with any number of members that
+// additionalProperties forbids, or items of the wrong type, therefore costs
+// about what decoding it costs.
 func (s *compiledSchema) validate(instance json.RawMessage) []schemaProblem {
 	v, err := s.decode(instance)
 	if err != nil {
 		return []schemaProblem{{Path: "", Message: "not valid JSON: " + decodeError(err) + " (send well-formed UTF-8 JSON with unique member names)"}}
 	}
 	var f problemCollector
-	checkTree(v, make([]string, 0, 8), 0, func(path []string, msg string) bool {
+	checkTree(v, make([]pathToken, 0, 8), 0, func(path []pathToken, msg string) bool {
 		f.add(jsonPointerOf(path), msg)
-		return true
+		return f.total < maxSchemaProblems
 	})
-	if len(f.problems) == 0 {
-		res, failure := s.evaluate(v)
-		switch {
-		case failure != "":
-			f.add("", failure)
-		case res.IsValid():
-			return nil
-		case f.walk(res, "", v) == 0:
-			f.add("", "the value does not match the schema")
+	if f.total > 0 {
+		return f.list(f.total >= maxSchemaProblems)
+	}
+	if p := s.screen(v, 4*len(instance)+1024); len(p) >= maxSchemaProblems {
+		for _, q := range p {
+			f.add(q.Path, q.Message)
 		}
+		return f.list(true)
 	}
-	p := f.problems
-	slices.SortFunc(p, func(a, b schemaProblem) int {
-		return cmp.Or(strings.Compare(a.Path, b.Path), strings.Compare(a.Message, b.Message))
-	})
-	if p = slices.Compact(p); len(p) > maxSchemaProblems {
-		p = append(p[:maxSchemaProblems], schemaProblem{Path: "", Message: fmt.Sprintf("%d more problems not listed", len(p)-maxSchemaProblems)})
+	res, failure := s.evaluate(v)
+	switch {
+	case failure != "":
+		f.add("", failure)
+	case res.IsValid():
+		return nil
+	case f.walk(res, "", v) == 0:
+		f.add("", "the value does not match the schema")
 	}
-	return p
+	return f.list(false)
 }
 
 // decodeError renders an error of kaptinlin's JSON decoder without its
@@ -208,9 +224,10 @@ func (s *compiledSchema) evaluate(v any) (res *jsonschema.EvaluationResult, fail
 }
 
 // checkTree calls bad, until it returns false, for each number in v out of
-// bounds and, if maxDepth > 0 (a schema: members in sorted order, so the
-// first problem is always the same), nesting deeper; path leads to v.
-func checkTree(v any, path []string, maxDepth int, bad func(path []string, msg string) bool) bool {
+// bounds and, if maxDepth > 0, nesting deeper; path leads to v. Members are
+// visited in sorted order, so the problems met before bad stops it are
+// always the same.
+func checkTree(v any, path []pathToken, maxDepth int, bad func(path []pathToken, msg string) bool) bool {
 	if n, ok := v.(json.Number); ok && !numberWithinBounds(string(n)) {
 		return bad(path, fmt.Sprintf("number %s is out of range: mcprt accepts numbers of at most %d characters with exponents within ±%d",
 			clipText(string(n), 60), maxNumberLen, maxNumberExponent))
@@ -221,16 +238,17 @@ func checkTree(v any, path []string, maxDepth int, bad func(path []string, msg s
 		return bad(path, fmt.Sprintf("nesting is deeper than the limit of %d levels", maxDepth))
 	}
 	for i, e := range arr {
-		if !checkTree(e, append(path, strconv.Itoa(i)), maxDepth, bad) {
+		if !checkTree(e, append(path, pathToken{index: i, isIndex: true}), maxDepth, bad) {
 			return false
 		}
 	}
-	keys := slices.Collect(maps.Keys(obj))
-	if maxDepth > 0 {
-		slices.Sort(keys)
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
 	}
+	slices.Sort(keys)
 	for _, k := range keys {
-		if !checkTree(obj[k], append(path, k), maxDepth, bad) {
+		if !checkTree(obj[k], append(path, pathToken{name: k}), maxDepth, bad) {
 			return false
 		}
 	}
@@ -250,11 +268,51 @@ func numberWithinBounds(n string) bool {
 }
 
 // problemCollector turns kaptinlin's evaluation tree into schemaProblems.
-type problemCollector struct{ problems []schemaProblem }
+// It keeps the maxSchemaProblems smallest problems (by path, then message)
+// in order and counts the rest, so its memory does not grow with their
+// number and what it keeps does not depend on the order they arrive in.
+type problemCollector struct {
+	problems []schemaProblem // sorted, unique, at most maxSchemaProblems
+	total    int             // problems added, duplicates of kept ones excepted
+	added    int             // calls of add
+}
 
 // add records a problem, shortening messages that quote huge values.
 func (f *problemCollector) add(path, msg string) {
-	f.problems = append(f.problems, schemaProblem{Path: path, Message: clipText(msg, 300)})
+	f.added++
+	p := schemaProblem{Path: path, Message: clipText(msg, 300)}
+	i, found := slices.BinarySearchFunc(f.problems, p, compareProblems)
+	if found {
+		return
+	}
+	f.total++
+	switch {
+	case len(f.problems) < maxSchemaProblems:
+		f.problems = slices.Insert(f.problems, i, p)
+	case i < len(f.problems):
+		copy(f.problems[i+1:], f.problems[i:len(f.problems)-1])
+		f.problems[i] = p
+	}
+}
+
+// list returns the kept problems, then a summary entry for the rest: their
+// number, or, when stopped says the search ended early, that there may be
+// more.
+func (f *problemCollector) list(stopped bool) []schemaProblem {
+	p := f.problems
+	switch rest := f.total - len(p); {
+	case stopped:
+		p = append(p, schemaProblem{Path: "", Message: fmt.Sprintf(
+			"validation stopped after %d problems; there may be more", len(p))})
+	case rest > 0:
+		p = append(p, schemaProblem{Path: "", Message: fmt.Sprintf("%d more problems not listed", rest)})
+	}
+	return p
+}
+
+// compareProblems orders problems by path, then message.
+func compareProblems(a, b schemaProblem) int {
+	return cmp.Or(strings.Compare(a.Path, b.Path), strings.Compare(a.Message, b.Message))
 }
 
 // aggregateCodes are kaptinlin error codes that only summarise failures of
@@ -283,7 +341,7 @@ var falseReasons = map[string]string{
 // not, if and contains speak for themselves. Results for absent required
 // members (kaptinlin evaluates them against null) are left to "required".
 func (f *problemCollector) walk(r *jsonschema.EvaluationResult, path string, v any) int {
-	before := len(f.problems)
+	before := f.added
 	for _, d := range r.Details {
 		if d == nil || d.Valid {
 			continue
@@ -317,7 +375,7 @@ func (f *problemCollector) walk(r *jsonschema.EvaluationResult, path string, v a
 			f.walk(d, path, v)
 		}
 	}
-	precise := len(f.problems) > before
+	precise := f.added > before
 	for _, e := range r.Errors {
 		precise = precise || !aggregateCodes[e.Code]
 	}
@@ -326,7 +384,7 @@ func (f *problemCollector) walk(r *jsonschema.EvaluationResult, path string, v a
 			f.add(path, errorMessage(e))
 		}
 	}
-	return len(f.problems) - before
+	return f.added - before
 }
 
 // isFalseResult reports whether r failed because its schema is false.
@@ -355,12 +413,26 @@ func escapePointerToken(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
-// jsonPointerOf renders tokens as a JSON Pointer ("" for the root).
-func jsonPointerOf(tokens []string) (p string) {
-	for _, t := range tokens {
-		p += "/" + escapePointerToken(t)
+// pathToken is one step of a path into a JSON value: a member name, or
+// an index when isIndex is set.
+type pathToken struct {
+	name    string
+	index   int
+	isIndex bool
+}
+
+// jsonPointerOf renders a path as a JSON Pointer ("" for the root).
+func jsonPointerOf(path []pathToken) string {
+	var b strings.Builder
+	for _, t := range path {
+		b.WriteByte('/')
+		if t.isIndex {
+			b.WriteString(strconv.Itoa(t.index))
+		} else {
+			b.WriteString(escapePointerToken(t.name))
+		}
 	}
-	return p
+	return b.String()
 }
 
 // clipJSON renders v, decoded by encoding/json, as JSON for an error message.

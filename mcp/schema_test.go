@@ -261,17 +261,42 @@ func TestSchemaValidateDeterministic(t *testing.T) {
 	}
 }
 
-func TestSchemaValidateCap(t *testing.T) {
-	s := mustCompile(t, `{"type":"object","additionalProperties":false}`)
+// manyMembers returns a JSON object of n members "k000000":value.
+func manyMembers(n int, value string) json.RawMessage {
 	var b strings.Builder
 	b.WriteString("{")
-	for i := range 150 {
-		fmt.Fprintf(&b, "%s\"p%03d\":1", map[bool]string{true: ",", false: ""}[i > 0], i)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"k%06d":%s`, i, value)
 	}
 	b.WriteString("}")
-	p := s.validate(json.RawMessage(b.String()))
-	if len(p) != maxSchemaProblems+1 || p[len(p)-1] != (schemaProblem{"", "50 more problems not listed"}) {
-		t.Fatalf("got %d problems, last %q", len(p), p[len(p)-1])
+	return json.RawMessage(b.String())
+}
+
+func TestSchemaValidateCap(t *testing.T) {
+	stopped := schemaProblem{"", "validation stopped after 20 problems; there may be more"}
+	tests := []struct {
+		name, schema string
+		instance     json.RawMessage
+		first, last  schemaProblem
+	}{
+		{"screen stops", `{"type":"object","additionalProperties":false}`, manyMembers(150, "1"),
+			schemaProblem{"/k000000", `property "k000000" is not allowed: the schema lists the allowed properties and additionalProperties is false`}, stopped},
+		{"numbers stop", `{"type":"object"}`, manyMembers(150, "1e9999"),
+			schemaProblem{"/k000000", "number 1e9999 is out of range: mcprt accepts numbers of at most 1000 characters with exponents within ±1000"}, stopped},
+		// propertyNames is left to kaptinlin: every problem is counted.
+		{"kaptinlin counts", `{"type":"object","propertyNames":{"maxLength":2}}`, manyMembers(150, "1"),
+			schemaProblem{"", `property name "k000000" is not allowed: Value should be at most 2 characters`}, schemaProblem{"", "130 more problems not listed"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := mustCompile(t, tt.schema).validate(tt.instance)
+			if len(p) != maxSchemaProblems+1 || p[0] != tt.first || p[len(p)-1] != tt.last {
+				t.Fatalf("got %d problems, first %q, last %q", len(p), p[0], p[len(p)-1])
+			}
+		})
 	}
 }
 

@@ -8,22 +8,34 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
 	"unicode"
 )
 
-// deriveSchema returns a JSON Schema (2020-12, no "$schema" member) for the
-// Go type t, a struct or a pointer to one:
-// {"type":"object","properties":{...},"required":[...],"additionalProperties":false}.
+// deriveSchema returns a JSON Schema (2020-12, no "$schema" member) for
+// arguments decoded into the Go type t:
+//   - a struct or a pointer to one:
+//     {"type":"object","properties":{...},"required":[...],"additionalProperties":false};
+//   - map[string]T: {"type":"object","additionalProperties":<T's schema>},
+//     without additionalProperties when T is an interface (any value);
+//   - json.RawMessage: {"type":"object"} (any arguments object).
 //
 // The schema describes what encoding/json reads into t:
 //   - Fields: the exported fields encoding/json sees, embedded structs
 //     flattened with its rules for name conflicts; names from `json` tags,
 //     "-" skipped. A field is required unless it has omitempty or omitzero,
 //     is a pointer, or is promoted from an embedded pointer to a struct.
-//   - A `description:"..."` tag sets the property's "description".
+//   - A `jsonschema:"..."` tag (the convention of the official MCP Go SDK
+//     and github.com/google/jsonschema-go) or a `description:"..."` tag sets
+//     the property's "description". Like jsonschema-go, a jsonschema tag
+//     must not be empty nor begin with "WORD=" (key=value forms are
+//     reserved); unlike it, mcprt also refuses other tags it does not
+//     understand rather than ignore them: tags whose key begins with
+//     "jsonschema" (e.g. jsonschema_description), and json tag options
+//     other than omitempty, omitzero and string.
 //   - string → string; bool → boolean; integers → integer (unsigned ones
 //     with "minimum": 0; 8-, 16- and 32-bit ones bounded to their range);
 //     floats → number; []byte → base64 string; slices → array, arrays →
@@ -41,14 +53,28 @@ import (
 // encoding/json writes them), keywords in the order listed above.
 func deriveSchema(t reflect.Type) (json.RawMessage, error) {
 	if t == nil {
-		return nil, fmt.Errorf("no type given: a tool's input type must be a struct or a pointer to a struct")
+		return nil, fmt.Errorf("no type given: a tool's input type must be a struct, a pointer to a struct, a map with string keys or json.RawMessage")
+	}
+	switch {
+	case t == rawMessageType:
+		return json.RawMessage(`{"type":"object"}`), nil
+	case t.Kind() == reflect.Map && !implements(t, unmarshalerType):
+		g := schemaGen{active: map[reflect.Type]bool{}}
+		s, err := g.schemaOf(t, t.String())
+		if err != nil {
+			return nil, err
+		}
+		if t.Elem().Kind() == reflect.Interface {
+			s = orderedSchema{{"type", "object"}}
+		}
+		return json.Marshal(s)
 	}
 	st := t
 	if st.Kind() == reflect.Pointer {
 		st = st.Elem()
 	}
 	if st.Kind() != reflect.Struct {
-		return nil, fmt.Errorf("%s is a %s: a tool's input type must be a struct or a pointer to a struct", t, t.Kind())
+		return nil, fmt.Errorf("%s is a %s: a tool's input type must be a struct, a pointer to a struct, a map with string keys or json.RawMessage", t, t.Kind())
 	}
 	g := schemaGen{active: map[reflect.Type]bool{}}
 	s, err := g.schemaOf(st, st.String())
@@ -59,6 +85,36 @@ func deriveSchema(t reflect.Type) (json.RawMessage, error) {
 		return nil, fmt.Errorf("%s decodes itself from JSON, so its schema cannot be derived: give the tool an explicit InputSchema", st)
 	}
 	return json.Marshal(s)
+}
+
+// deriveOutputSchema returns an outputSchema for results of the Go type t
+// when t is a struct or a pointer to one, and ok false (no schema, no
+// error) for any other type or for a struct with its own MarshalJSON or
+// MarshalText. The rules are deriveSchema's, turned to what encoding/json
+// writes: a field is required unless omitempty or omitzero may leave it
+// out; a pointer, slice or map (encoded as null when nil) also admits
+// null; types with MarshalJSON → {}, with MarshalText → string.
+func deriveOutputSchema(t reflect.Type) (schema json.RawMessage, ok bool, err error) {
+	if t == nil {
+		return nil, false, nil
+	}
+	st := t
+	if st.Kind() == reflect.Pointer {
+		st = st.Elem()
+	}
+	if st.Kind() != reflect.Struct {
+		return nil, false, nil
+	}
+	g := schemaGen{active: map[reflect.Type]bool{}, output: true}
+	s, err := g.schemaOf(st, st.String())
+	if err != nil {
+		return nil, false, err
+	}
+	if len(s) == 0 || s[0].value != "object" { // st encodes itself
+		return nil, false, nil
+	}
+	schema, err = json.Marshal(s)
+	return schema, err == nil, err
 }
 
 // orderedSchema is a JSON object whose members encode in slice order.
@@ -96,12 +152,16 @@ var (
 	jsonNumberType  = reflect.TypeFor[json.Number]()
 	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 	textType        = reflect.TypeFor[encoding.TextUnmarshaler]()
+	// reservedTagPrefix is jsonschema-go's test for tags it reserves.
+	reservedTagPrefix = regexp.MustCompile("^[^ \t\n]*=")
 )
 
 // schemaGen derives schemas; active holds the composite types being derived,
-// to detect recursion.
+// to detect recursion; output says the schema describes what encoding/json
+// writes (a result) rather than what it reads (arguments).
 type schemaGen struct {
 	active map[reflect.Type]bool
+	output bool
 }
 
 // implements reports whether t or *t implements iface.
@@ -112,16 +172,38 @@ func implements(t, iface reflect.Type) bool {
 // schemaOf derives the schema of t; where names the field (Type.Field.Sub)
 // for errors.
 func (g *schemaGen) schemaOf(t reflect.Type, where string) (orderedSchema, error) {
+	custom, text := unmarshalerType, textType
+	if g.output {
+		custom, text = marshalerType, textMarshalerType
+	}
 	switch {
 	case t == timeType:
 		return orderedSchema{{"type", "string"}, {"format", "date-time"}}, nil
 	case t == jsonNumberType:
 		return orderedSchema{{"type", "number"}}, nil
-	case t == rawMessageType, t.Kind() == reflect.Interface, implements(t, unmarshalerType):
+	case t == rawMessageType, t.Kind() == reflect.Interface, implements(t, custom):
 		return orderedSchema{}, nil
-	case implements(t, textType):
+	case implements(t, text):
 		return orderedSchema{{"type", "string"}}, nil
 	}
+	if g.output {
+		switch t.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Map: // nil encodes as null
+			s, err := g.valueSchema(t, where)
+			if err == nil && len(s) > 0 && s[0].key == "type" {
+				if name, ok := s[0].value.(string); ok {
+					s = slices.Clone(s)
+					s[0].value = []string{"null", name}
+				}
+			}
+			return s, err
+		}
+	}
+	return g.valueSchema(t, where)
+}
+
+// valueSchema derives the schema of t by its kind.
+func (g *schemaGen) valueSchema(t reflect.Type, where string) (orderedSchema, error) {
 	switch t.Kind() {
 	case reflect.Slice, reflect.Array, reflect.Map, reflect.Pointer, reflect.Struct:
 		if g.active[t] {
@@ -149,7 +231,8 @@ func (g *schemaGen) schemaOf(t reflect.Type, where string) (orderedSchema, error
 	case reflect.Pointer:
 		return g.schemaOf(t.Elem(), where)
 	case reflect.Slice, reflect.Array:
-		if e := t.Elem(); t.Kind() == reflect.Slice && e.Kind() == reflect.Uint8 && !implements(e, unmarshalerType) && !implements(e, textType) {
+		if e := t.Elem(); t.Kind() == reflect.Slice && e.Kind() == reflect.Uint8 && !implements(e, unmarshalerType) && !implements(e, textType) &&
+			!implements(e, marshalerType) && !implements(e, textMarshalerType) {
 			return orderedSchema{{"type", "string"}, {"contentEncoding", "base64"}}, nil
 		}
 		items, err := g.schemaOf(t.Elem(), where+"[]")
@@ -182,6 +265,9 @@ func (g *schemaGen) structSchema(t reflect.Type, where string) (orderedSchema, e
 	required := []string{}
 	for _, f := range jsonFields(t) {
 		fieldWhere := where + "." + f.goPath
+		if err := checkTags(f, fieldWhere); err != nil {
+			return nil, err
+		}
 		s, err := g.schemaOf(f.typ, fieldWhere)
 		if err != nil {
 			return nil, err
@@ -193,7 +279,7 @@ func (g *schemaGen) structSchema(t reflect.Type, where string) (orderedSchema, e
 			s = append(slices.Clip(s), schemaMember{"description", f.desc})
 		}
 		props = append(props, schemaMember{f.name, s})
-		if f.required {
+		if f.required || (g.output && !f.omitEmpty && !f.omitZero) {
 			required = append(required, f.name)
 		}
 	}
@@ -213,7 +299,10 @@ type jsonField struct {
 	tagged   bool         // the name comes from a tag
 	required bool         // not omitempty/omitzero, not a pointer, not promoted through an embedded pointer
 	quoted   bool         // `json:",string"` on a scalar field
-	desc     string       // the description tag
+	desc     string       // the description, from the jsonschema or description tag
+	tag      reflect.StructTag
+	// omitEmpty and omitZero are the tag's omitempty and omitzero options.
+	omitEmpty, omitZero bool
 }
 
 // jsonFields returns the fields encoding/json encodes for the struct type t,
@@ -267,11 +356,14 @@ func jsonFields(t reflect.Type) []jsonField {
 					}
 					continue
 				}
-				optional := hasTagOption(opts, "omitempty") || hasTagOption(opts, "omitzero")
+				omitEmpty, omitZero := hasTagOption(opts, "omitempty"), hasTagOption(opts, "omitzero")
+				optional := omitEmpty || omitZero
 				f := jsonField{
+					omitEmpty: omitEmpty, omitZero: omitZero,
 					name: cmp.Or(name, sf.Name), goPath: goPath, index: index, typ: sf.Type, tagged: name != "",
 					required: !optional && !q.viaPtr && sf.Type.Kind() != reflect.Pointer,
-					desc:     sf.Tag.Get("description"),
+					desc:     cmp.Or(sf.Tag.Get("jsonschema"), sf.Tag.Get("description")),
+					tag:      sf.Tag,
 				}
 				switch ft.Kind() {
 				case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
@@ -337,19 +429,64 @@ func validJSONTagName(name string) bool {
 	return true
 }
 
-// deriveOutputSchema returns the output schema of a typed tool's result
-// type when it is a struct (or a pointer to one), and ok false for types
-// whose results are not objects.
-func deriveOutputSchema(t reflect.Type) (json.RawMessage, bool, error) {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
+// checkTags refuses the tags of field f (where names it) that the schema
+// generator does not understand, so that a constraint a tool author wrote
+// is never silently dropped.
+func checkTags(f jsonField, where string) error {
+	if js, ok := f.tag.Lookup("jsonschema"); ok {
+		switch {
+		case js == "":
+			return fmt.Errorf("field %s: empty jsonschema tag: write the property's description in it, or remove it", where)
+		case reservedTagPrefix.MatchString(js):
+			return fmt.Errorf("field %s: jsonschema tag %q looks like key=value: the tag holds only the property's description "+
+				"(as in github.com/google/jsonschema-go, which reserves the WORD= form); for constraints, give the tool an explicit schema", where, js)
+		}
+		if d, ok := f.tag.Lookup("description"); ok && d != js {
+			return fmt.Errorf("field %s has both a jsonschema and a description tag: keep one", where)
+		}
 	}
-	if t.Kind() != reflect.Struct || t == reflect.TypeFor[CallToolResult]() {
-		return nil, false, nil
+	for _, key := range tagKeys(f.tag) {
+		if strings.HasPrefix(key, "jsonschema") && key != "jsonschema" {
+			return fmt.Errorf("field %s: tag %q is not understood: mcprt reads only `jsonschema:\"<description>\"` (and `description:\"...\"`); "+
+				"for anything more, give the tool an explicit schema", where, key)
+		}
 	}
-	schema, err := deriveSchema(t)
-	if err != nil {
-		return nil, false, err
+	if _, opts, _ := strings.Cut(f.tag.Get("json"), ","); opts != "" {
+		for opt := range strings.SplitSeq(opts, ",") {
+			switch opt {
+			case "omitempty", "omitzero", "string":
+			default:
+				return fmt.Errorf("field %s: json tag option %q is not understood: encoding/json knows omitempty, omitzero and string", where, opt)
+			}
+		}
 	}
-	return schema, true, nil
+	return nil
+}
+
+// tagKeys returns the keys of a struct tag in the conventional
+// `key:"value" key2:"value2"` form, stopping at the first malformed pair.
+func tagKeys(tag reflect.StructTag) []string {
+	var keys []string
+	for s := string(tag); ; {
+		s = strings.TrimLeft(s, " ")
+		i := strings.Index(s, `:"`)
+		if i <= 0 {
+			return keys
+		}
+		keys = append(keys, s[:i])
+		rest := s[i+2:]
+		end := -1
+		for j := 0; j < len(rest); j++ {
+			if rest[j] == '\\' {
+				j++
+			} else if rest[j] == '"' {
+				end = j
+				break
+			}
+		}
+		if end < 0 {
+			return keys
+		}
+		s = rest[end+1:]
+	}
 }

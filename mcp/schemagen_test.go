@@ -228,7 +228,7 @@ func TestDeriveSchemaErrors(t *testing.T) {
 		want string
 	}{
 		{"nil", nil, "no type given"},
-		{"not a struct", reflect.TypeFor[[]int](), "[]int is a slice: a tool's input type must be a struct or a pointer to a struct"},
+		{"not a struct", reflect.TypeFor[[]int](), "[]int is a slice: a tool's input type must be a struct, a pointer to a struct, a map with string keys or json.RawMessage"},
 		{"pointer to pointer", reflect.TypeFor[**deriveInner](), "is a ptr"},
 		{"chan", reflect.TypeFor[struct{ C chan int }](), "field struct { C chan int }.C has type chan int, which JSON cannot represent"},
 		{"func", reflect.TypeFor[struct {
@@ -241,6 +241,32 @@ func TestDeriveSchemaErrors(t *testing.T) {
 		{"recursive struct", reflect.TypeFor[deriveNode](), "field mcp.deriveNode.Children[]: type mcp.deriveNode contains itself"},
 		{"recursive pointer", reflect.TypeFor[deriveSelfPtr](), "type mcp.deriveSelfPtr contains itself"},
 		{"decodes itself", reflect.TypeFor[time.Time](), "time.Time decodes itself from JSON"},
+		{"map with int keys", reflect.TypeFor[map[int]string](), "has type map[int]string: JSON object keys are strings"},
+		{"map of channels", reflect.TypeFor[map[string]chan int](), "has type chan int, which JSON cannot represent"},
+		{"empty jsonschema tag", reflect.TypeFor[struct {
+			A string `jsonschema:""`
+		}](), ".A: empty jsonschema tag"},
+		{"jsonschema key=value", reflect.TypeFor[struct {
+			A int `json:"a" jsonschema:"minimum=1"`
+		}](), `jsonschema tag "minimum=1" looks like key=value: the tag holds only the property's description`},
+		{"jsonschema WORD= with text", reflect.TypeFor[struct {
+			A int `json:"a" jsonschema:"description=the count"`
+		}](), `looks like key=value`},
+		{"invopop-style tag", reflect.TypeFor[struct {
+			A int `json:"a" jsonschema_description:"count"`
+		}](), `tag "jsonschema_description" is not understood`},
+		{"both tags differ", reflect.TypeFor[struct {
+			A int `json:"a" jsonschema:"one" description:"two"`
+		}](), `has both a jsonschema and a description tag`},
+		{"json option typo", reflect.TypeFor[struct {
+			//lint:ignore SA5008 an unknown option is what this case tests
+			A int `json:"a,omitemtpy"`
+		}](), `json tag option "omitemtpy" is not understood: encoding/json knows omitempty, omitzero and string`},
+		{"nested field tag", reflect.TypeFor[struct {
+			In struct {
+				B []int `json:"b" jsonschema:"minItems=1"`
+			} `json:"in"`
+		}](), `field struct { In struct { B []int`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

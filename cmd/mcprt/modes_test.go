@@ -181,8 +181,8 @@ func TestRevisionsShapeListingAndResults(t *testing.T) {
 			if v := c.ok("echo", `{"message":"m"}`); v["message"] != "m" {
 				t.Errorf("echo returned %v", v)
 			}
-			if v := c.success(c.send("big_result", `{"bytes":3}`)); v != "xxx" {
-				t.Errorf("big_result returned %v, want \"xxx\" (not an object: no structuredContent)", v)
+			if v := c.successText(c.send("big_result", `{"bytes":3}`)); v != "xxx" {
+				t.Errorf("big_result returned %q, want xxx, unquoted (a string result is its text; no structuredContent)", v)
 			}
 			id := c.newID()
 			c.p.Send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list"}`)

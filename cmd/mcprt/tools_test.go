@@ -197,6 +197,23 @@ func (c *toolClient) successOf(id string, res map[string]any) any {
 	return v
 }
 
+// successText awaits the response with id, checks that it is a success
+// holding one text block and no structuredContent (a tool that returns a Go
+// string), and returns that text as it is: a string result is sent
+// unquoted.
+func (c *toolClient) successText(id string) string {
+	c.t.Helper()
+	res := c.result(id)
+	raw, _ := json.Marshal(res)
+	if res["isError"] != false {
+		c.t.Fatalf("response %s: isError is not false: %s", id, clip(string(raw)))
+	}
+	if _, has := res["structuredContent"]; has {
+		c.t.Fatalf("response %s: a string result has structuredContent: %s", id, clip(string(raw)))
+	}
+	return firstText(c.t, res, string(raw))
+}
+
 // ok calls name with args and returns its object result.
 func (c *toolClient) ok(name, args string) map[string]any {
 	c.t.Helper()
