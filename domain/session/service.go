@@ -163,8 +163,8 @@ func (s *Service) Fail(ctx context.Context, id, reason string) (Session, error) 
 }
 
 // Join adds agentID to an active session with role (DefaultRole when "").
-// Joining again changes nothing but the role; joined reports whether the
-// agent was new.
+// Joining again changes nothing (the first role stays; leave and join to
+// change it); joined reports whether the agent was new.
 func (s *Service) Join(ctx context.Context, id, agentID, role string) (sess Session, joined bool, err error) {
 	if err := check.Text("agentId", agentID, MaxAgentIDBytes, true); err != nil {
 		return Session{}, false, err
@@ -179,9 +179,8 @@ func (s *Service) Join(ctx context.Context, id, agentID, role string) (sess Sess
 		if err := needActive(sess, "join"); err != nil {
 			return err
 		}
-		if i := sess.participant(agentID); i >= 0 {
-			sess.Participants[i].Role = role
-			return nil
+		if sess.participant(agentID) >= 0 {
+			return errUnchanged
 		}
 		if len(sess.Participants) >= MaxParticipants {
 			e := core.NewError(core.CodeResourceExhausted,
@@ -206,10 +205,12 @@ func (s *Service) Leave(ctx context.Context, id, agentID string) (sess Session, 
 		if err := needActive(sess, "leave"); err != nil {
 			return err
 		}
-		if i := sess.participant(agentID); i >= 0 {
-			sess.Participants = append(sess.Participants[:i:i], sess.Participants[i+1:]...)
-			left = true
+		i := sess.participant(agentID)
+		if i < 0 {
+			return errUnchanged
 		}
+		sess.Participants = append(sess.Participants[:i:i], sess.Participants[i+1:]...)
+		left = true
 		return nil
 	})
 	return sess, left, err
@@ -267,16 +268,22 @@ func (s *Service) ApplyPolicy(ctx context.Context, id, policyID string) (Session
 }
 
 // update validates id, stamps UpdatedAt before fn runs (fn may use it as
-// "now") and maps store errors.
+// "now") and maps store errors. When fn returns errUnchanged nothing is
+// written and the session is returned as it is.
 func (s *Service) update(ctx context.Context, id string, fn func(*Session, core.Clock) error) (Session, error) {
 	if err := checkID(id); err != nil {
 		return Session{}, err
 	}
+	var unchanged *Session
 	sess, err := s.store.Update(ctx, id, func(sess *Session) error {
 		prev := sess.UpdatedAt
 		sess.UpdatedAt = s.clock.Now().UTC()
 		if err := fn(sess, s.clock); err != nil {
 			sess.UpdatedAt = prev
+			if errors.Is(err, errUnchanged) {
+				c := sess.Clone()
+				unchanged = &c
+			}
 			return err
 		}
 		if sess.Status.Terminal() && sess.CompletedAt.IsZero() {
@@ -284,8 +291,15 @@ func (s *Service) update(ctx context.Context, id string, fn func(*Session, core.
 		}
 		return nil
 	})
+	if unchanged != nil && errors.Is(err, errUnchanged) {
+		return *unchanged, nil
+	}
 	return sess, s.mapErr(id, err)
 }
+
+// errUnchanged tells update that fn changed nothing: nothing is written
+// and the session is returned as it was.
+var errUnchanged = errors.New("unchanged")
 
 func (s *Service) mapErr(id string, err error) error {
 	if errors.Is(err, ErrNotFound) {
