@@ -42,9 +42,8 @@ type DB struct {
 	opts Options
 	path string
 
-	mu  sync.Mutex // guards db
-	db  *sql.DB    // nil until the first successful open; guarded by mu
-	err error      // last open error, for Close; guarded by mu
+	mu sync.Mutex // guards db
+	db *sql.DB    // nil until the first successful open; guarded by mu
 
 	// writeSlot serialises this process's write transactions so that its
 	// goroutines queue in Go (honouring their contexts) instead of

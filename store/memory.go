@@ -78,23 +78,22 @@ func putEntry(ctx context.Context, q querier, e memory.Entry, skipExisting bool)
 	return existed, nil
 }
 
-// Get implements memory.Store.
-func (m *Memory) Get(ctx context.Context, namespace, key string) (e memory.Entry, found bool, err error) {
-	err = m.db.read(ctx, func(tx *sql.Tx) error {
-		var value string
-		var at int64
-		switch err := tx.QueryRowContext(ctx, `SELECT value, stored_at FROM memory_entries WHERE namespace = ? AND key = ?`, namespace, key).Scan(&value, &at); err {
-		case nil:
-			e = memory.Entry{Namespace: namespace, Key: key, Value: []byte(value), StoredAt: fromNanos(at)}
-			found = true
-			return nil
-		case sql.ErrNoRows:
-			return nil
-		default:
-			return storeError(ctx, "reading "+namespace+":"+key, err)
-		}
-	})
-	return e, found, err
+// Get implements memory.Store. One statement is atomic: no transaction.
+func (m *Memory) Get(ctx context.Context, namespace, key string) (memory.Entry, bool, error) {
+	db, err := m.db.handle(ctx)
+	if err != nil {
+		return memory.Entry{}, false, err
+	}
+	var value string
+	var at int64
+	switch err := db.QueryRowContext(ctx, `SELECT value, stored_at FROM memory_entries WHERE namespace = ? AND key = ?`, namespace, key).Scan(&value, &at); err {
+	case nil:
+		return memory.Entry{Namespace: namespace, Key: key, Value: []byte(value), StoredAt: fromNanos(at)}, true, nil
+	case sql.ErrNoRows:
+		return memory.Entry{}, false, nil
+	default:
+		return memory.Entry{}, false, storeError(ctx, "reading "+namespace+":"+key, err)
+	}
 }
 
 // Delete implements memory.Store.

@@ -30,6 +30,7 @@ var migrations = []migration{
 			UNIQUE (namespace, key)
 		)`,
 		`CREATE INDEX memory_entries_recency ON memory_entries (stored_at DESC, rev DESC)`,
+		`CREATE INDEX memory_entries_rev ON memory_entries (rev)`,
 		`CREATE VIRTUAL TABLE memory_fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 0')`,
 	}},
 	{2, "collaboration sessions, their participants and applied policies", []string{
@@ -48,6 +49,7 @@ var migrations = []migration{
 			seq            INTEGER NOT NULL -- creation order, breaks ties of created_at
 		)`,
 		`CREATE INDEX sessions_recency ON sessions (created_at DESC, seq DESC)`,
+		`CREATE INDEX sessions_seq ON sessions (seq)`,
 		`CREATE TABLE session_participants (
 			session_id TEXT    NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
 			agent_id   TEXT    NOT NULL,

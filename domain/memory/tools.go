@@ -136,7 +136,7 @@ type SearchOutput struct {
 
 // Search is the memory_search handler.
 func (t *Tools) Search(ctx context.Context, in SearchInput) (SearchOutput, error) {
-	hits, err := t.svc.Search(ctx, SearchQuery{Query: in.Query, Namespace: in.Namespace, Limit: in.Limit, FullText: in.FullText})
+	hits, err := t.svc.Search(ctx, SearchQuery(in))
 	if err != nil {
 		return SearchOutput{}, err
 	}
@@ -174,7 +174,7 @@ type ListOutput struct {
 
 // List is the memory_list handler.
 func (t *Tools) List(ctx context.Context, in ListInput) (ListOutput, error) {
-	page, err := t.svc.List(ctx, ListQuery{Namespace: in.Namespace, Limit: in.Limit, Offset: in.Offset})
+	page, err := t.svc.List(ctx, ListQuery(in))
 	if err != nil {
 		return ListOutput{}, err
 	}

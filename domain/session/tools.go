@@ -63,7 +63,7 @@ type CreateOutput struct {
 
 // Create is the session_create handler.
 func (t *Tools) Create(ctx context.Context, in CreateInput) (CreateOutput, error) {
-	s, err := t.svc.Create(ctx, CreateRequest{Initiator: in.Initiator, Task: in.Task, Workspace: in.Workspace, Metadata: in.Metadata})
+	s, err := t.svc.Create(ctx, CreateRequest(in))
 	if err != nil {
 		return CreateOutput{}, err
 	}
@@ -158,7 +158,7 @@ type ListOutput struct {
 
 // List is the session_list handler.
 func (t *Tools) List(ctx context.Context, in ListInput) (ListOutput, error) {
-	page, total, err := t.svc.List(ctx, Filter{Status: in.Status, Initiator: in.Initiator, Limit: in.Limit})
+	page, total, err := t.svc.List(ctx, Filter(in))
 	if err != nil {
 		return ListOutput{}, err
 	}
