@@ -1,0 +1,171 @@
+package guard
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/domain/internal/check"
+	"github.com/mcprt/mcprt/domain/session"
+)
+
+// The domain error codes of guard.
+const (
+	// CodePolicyNotFound: no policy has the given id.
+	CodePolicyNotFound core.Code = "POLICY_NOT_FOUND"
+	// CodePolicyAlreadyApplied: the policy is already applied to the
+	// session.
+	CodePolicyAlreadyApplied = session.CodePolicyAlreadyApplied
+)
+
+// DefaultListLimit and MaxListLimit bound List.
+const DefaultListLimit, MaxListLimit = 20, MaxPolicies
+
+// Service is the guard domain: a registry of policies (built-in ones plus
+// a policies directory), checks of changed paths, and applying policies to
+// sessions. It is safe for concurrent use.
+type Service struct {
+	dir      string
+	sessions *session.Service
+
+	mu       sync.RWMutex
+	policies map[string]Policy // by id; guarded by mu
+}
+
+// NewService loads the built-in policies and those of dir ("" for none;
+// a missing directory holds none) and returns the Service. sessions may be
+// nil when policies are never applied to sessions (Apply and Check with a
+// session id then fail).
+func NewService(dir string, sessions *session.Service) (*Service, error) {
+	s := &Service{dir: dir, sessions: sessions}
+	if err := s.Reload(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Reload rereads the policies directory. On error the loaded policies stay
+// as they were.
+func (s *Service) Reload() error {
+	m := map[string]Policy{}
+	for _, p := range Builtin() {
+		n, err := p.normalize()
+		if err != nil {
+			return core.Errorf(core.CodeInternal, "built-in policy %q: %w", p.ID, err)
+		}
+		m[n.ID] = n
+	}
+	if s.dir != "" {
+		files, err := LoadDir(s.dir)
+		if err != nil {
+			return err
+		}
+		for _, p := range files {
+			m[p.ID] = p
+		}
+	}
+	s.mu.Lock()
+	s.policies = m
+	s.mu.Unlock()
+	return nil
+}
+
+// Add registers p (replacing a policy with its id) after checking it: a
+// bad glob is INVALID_PATH_PATTERN. It is for embedding programs; a Reload
+// drops policies added this way.
+func (s *Service) Add(p Policy) error {
+	if p.Source == "" {
+		p.Source = "api"
+	}
+	n, err := p.normalize()
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.policies) >= MaxPolicies {
+		if _, ok := s.policies[n.ID]; !ok {
+			return core.Errorf(core.CodeResourceExhausted, "there are already %d policies, the limit", MaxPolicies)
+		}
+	}
+	s.policies[n.ID] = n
+	return nil
+}
+
+// List returns at most limit policies (0 means DefaultListLimit) sorted by
+// id, and how many there are.
+func (s *Service) List(ctx context.Context, limit int) ([]Policy, int, error) {
+	limit, err := check.Limit("limit", limit, DefaultListLimit, MaxListLimit)
+	if err != nil {
+		return nil, 0, err
+	}
+	s.mu.RLock()
+	all := make([]Policy, 0, len(s.policies))
+	for _, p := range s.policies {
+		all = append(all, p)
+	}
+	s.mu.RUnlock()
+	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
+	return all[:min(limit, len(all))], len(all), nil
+}
+
+// Policy returns the policy with the given id, or POLICY_NOT_FOUND.
+func (s *Service) Policy(id string) (Policy, error) {
+	if err := check.Text("policyId", id, MaxPolicyIDBytes, true); err != nil {
+		return Policy{}, err
+	}
+	s.mu.RLock()
+	p, ok := s.policies[id]
+	ids := make([]string, 0, len(s.policies))
+	if !ok {
+		for k := range s.policies {
+			ids = append(ids, k)
+		}
+	}
+	s.mu.RUnlock()
+	if !ok {
+		slices.Sort(ids)
+		if len(ids) > 20 {
+			ids = append(ids[:20], "…")
+		}
+		return Policy{}, core.NewError(CodePolicyNotFound,
+			fmt.Sprintf("no policy has id %q; known policies: %s (guard_list shows them)", id, strings.Join(ids, ", "))).
+			WithDetail("policyId", id)
+	}
+	return p, nil
+}
+
+// Check runs the policy's gates over the changed paths (see Check). With
+// a sessionID the session must exist.
+func (s *Service) Check(ctx context.Context, policyID string, changedPaths []string, sessionID string) (Result, error) {
+	p, err := s.Policy(policyID)
+	if err != nil {
+		return Result{}, err
+	}
+	if sessionID != "" {
+		if s.sessions == nil {
+			return Result{}, core.NewError(core.CodeNotImplemented, "sessionId: this server has no session store; check without a session")
+		}
+		if _, err := s.sessions.Get(ctx, sessionID); err != nil {
+			return Result{}, err
+		}
+	}
+	return Check(p, changedPaths)
+}
+
+// Apply applies an existing policy to an active session:
+// POLICY_NOT_FOUND, SESSION_NOT_FOUND, SESSION_ALREADY_COMPLETED or
+// POLICY_ALREADY_APPLIED otherwise.
+func (s *Service) Apply(ctx context.Context, sessionID, policyID string) (session.Session, error) {
+	if _, err := s.Policy(policyID); err != nil {
+		return session.Session{}, err
+	}
+	if s.sessions == nil {
+		return session.Session{}, core.NewError(core.CodeNotImplemented, "this server has no session store, so policies cannot be applied to sessions")
+	}
+	return s.sessions.ApplyPolicy(ctx, sessionID, policyID)
+}

@@ -1,0 +1,220 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/mcprt/mcprt/core"
+
+	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver
+)
+
+// FileName is the name of the database file inside the data directory.
+const FileName = "mcprt.db"
+
+// DefaultBusyTimeout is how long a writer waits for another process's write
+// transaction before giving up, when Options.BusyTimeout is zero.
+const DefaultBusyTimeout = 10 * time.Second
+
+// Options configure a DB. The zero value of every field has a documented
+// default; Dir is required.
+type Options struct {
+	// Dir is the data directory. It is created (mode 0700) on first use.
+	Dir string
+	// BusyTimeout bounds how long one statement waits for a lock held by
+	// another connection or process. Zero means DefaultBusyTimeout.
+	BusyTimeout time.Duration
+	// Clock stamps the schema_version rows. Nil means core.SystemClock.
+	Clock core.Clock
+}
+
+// DB is the shared SQLite database of one data directory. It is opened on
+// first use (see Open) and is safe for concurrent use by many goroutines;
+// several processes may use the same directory at once.
+type DB struct {
+	opts Options
+	path string
+
+	mu sync.Mutex // guards db
+	db *sql.DB    // nil until the first successful open; guarded by mu
+
+	// writeSlot serialises this process's write transactions so that its
+	// goroutines queue in Go (honouring their contexts) instead of
+	// spinning in SQLite's busy handler against each other. Other
+	// processes are held off by SQLite's file locks and the busy timeout.
+	writeSlot chan struct{}
+}
+
+// New returns a DB for the data directory opts.Dir. Nothing is touched on
+// disk until the first operation (or an explicit Open).
+func New(opts Options) (*DB, error) {
+	if opts.Dir == "" {
+		return nil, core.NewError(core.CodeInvalidArgument, "store: no data directory given: set Options.Dir to a directory path")
+	}
+	if opts.BusyTimeout <= 0 {
+		opts.BusyTimeout = DefaultBusyTimeout
+	}
+	if opts.Clock == nil {
+		opts.Clock = core.SystemClock{}
+	}
+	return &DB{
+		opts:      opts,
+		path:      filepath.Join(opts.Dir, FileName),
+		writeSlot: make(chan struct{}, 1),
+	}, nil
+}
+
+// Path returns the database file's path.
+func (d *DB) Path() string { return d.path }
+
+// Open opens the database and applies pending migrations if that has not
+// happened yet. It is called by every operation, so calling it is only
+// needed to fail early. A failed open is not remembered: the next call
+// tries again.
+func (d *DB) Open(ctx context.Context) error {
+	_, err := d.handle(ctx)
+	return err
+}
+
+// handle returns the open *sql.DB, opening it on first use.
+func (d *DB) handle(ctx context.Context) (*sql.DB, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.db != nil {
+		return d.db, nil
+	}
+	db, err := d.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d.db = db
+	return db, nil
+}
+
+func (d *DB) open(ctx context.Context) (*sql.DB, error) {
+	if err := os.MkdirAll(d.opts.Dir, 0o700); err != nil {
+		return nil, core.Errorf(core.CodeInternal, "store: cannot create data directory %q: %w", d.opts.Dir, err)
+	}
+	// Pragmas run on every new connection, in this order: the busy
+	// timeout first, so that switching to WAL waits for a concurrent
+	// opener instead of failing.
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", d.opts.BusyTimeout.Milliseconds()))
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "foreign_keys(ON)")
+	dsn := (&url.URL{Scheme: "file", Path: d.path, RawQuery: q.Encode()}).String()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, core.Errorf(core.CodeInternal, "store: cannot open %q: %w", d.path, err)
+	}
+	db.SetMaxOpenConns(8)
+	db.SetMaxIdleConns(4)
+	if err := migrate(ctx, d, db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// Close closes the database. Operations after Close reopen it.
+func (d *DB) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.db == nil {
+		return nil
+	}
+	err := d.db.Close()
+	d.db = nil
+	if err != nil {
+		return fmt.Errorf("store: close %q: %w", d.path, err)
+	}
+	return nil
+}
+
+// write runs fn inside one BEGIN IMMEDIATE transaction: the write lock is
+// taken at the start, so fn never meets SQLITE_BUSY half-way through (a
+// deferred transaction that upgrades to writing can fail at once, busy
+// timeout or not). fn's error rolls the transaction back and is returned
+// as it is.
+func (d *DB) write(ctx context.Context, fn func(conn *sql.Conn) error) error {
+	db, err := d.handle(ctx)
+	if err != nil {
+		return err
+	}
+	select {
+	case d.writeSlot <- struct{}{}:
+	case <-ctx.Done():
+		return ctxError(ctx, "waiting for the write slot")
+	}
+	defer func() { <-d.writeSlot }()
+	return runImmediate(ctx, db, fn)
+}
+
+// runImmediate runs fn in a BEGIN IMMEDIATE transaction on one connection.
+func runImmediate(ctx context.Context, db *sql.DB, fn func(conn *sql.Conn) error) (err error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return storeError(ctx, "taking a connection", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return storeError(ctx, "starting a write transaction", err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			// The caller's context may be cancelled: roll back regardless.
+			if _, rbErr := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rbErr != nil && err == nil {
+				err = storeError(ctx, "rolling back", rbErr)
+			}
+		}
+	}()
+	if err := fn(conn); err != nil {
+		return err
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return storeError(ctx, "committing", err)
+	}
+	committed = true
+	return nil
+}
+
+// read runs fn inside one read transaction: a consistent snapshot that
+// never waits for writers (WAL).
+func (d *DB) read(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	db, err := d.handle(ctx)
+	if err != nil {
+		return err
+	}
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return storeError(ctx, "starting a read transaction", err)
+	}
+	defer tx.Rollback() // read-only: nothing to lose
+	return fn(tx)
+}
+
+// storeError turns a database failure into an *core.Error: TIMEOUT when the
+// caller's context ended, INTERNAL otherwise, with what was being done.
+func storeError(ctx context.Context, doing string, err error) error {
+	var ce *core.Error
+	if errors.As(err, &ce) {
+		return err
+	}
+	if ctx.Err() != nil {
+		return ctxError(ctx, doing)
+	}
+	return core.Errorf(core.CodeInternal, "store: %s: %w", doing, err)
+}
+
+func ctxError(ctx context.Context, doing string) error {
+	return core.Errorf(core.CodeTimeout, "store: %s: %w", doing, context.Cause(ctx))
+}

@@ -1,0 +1,43 @@
+// Package store keeps the domain data of mcprt in one embedded SQLite
+// database, <dir>/mcprt.db, that several mcprt processes may share.
+//
+// # Contract
+//
+//   - New touches nothing; the file is opened (and the directory created,
+//     mode 0700) by the first operation or by Open. A failed open is
+//     retried by the next operation.
+//   - The driver is modernc.org/sqlite (pure Go, so CGO_ENABLED=0 builds
+//     work). Every connection sets a busy timeout (Options.BusyTimeout),
+//     WAL journaling (readers never wait for the writer), synchronous
+//     NORMAL and foreign keys.
+//   - Writes run in BEGIN IMMEDIATE transactions: the write lock is taken
+//     up front, so a transaction waits for other writers (up to the busy
+//     timeout) instead of failing half-way with SQLITE_BUSY. Inside one
+//     process, writers queue on a one-slot channel that honours their
+//     contexts. Reads run in deferred (snapshot) transactions or as single
+//     statements.
+//   - The schema is versioned in code: schema_version holds one row per
+//     applied step. Opening applies the missing steps in one BEGIN
+//     IMMEDIATE transaction, so when several processes open a fresh
+//     directory together each step is applied exactly once. A database
+//     newer than the binary is refused.
+//   - Errors are *core.Error: TIMEOUT when the caller's context ended,
+//     INTERNAL otherwise, with what was being done.
+//   - DB, Memory and Sessions are safe for concurrent use.
+//
+// # Layout
+//
+// memory_entries (namespace, key unique; value as compact JSON; stored_at
+// in Unix nanoseconds; rev, a write counter that orders equal times) and
+// its FTS5 index memory_fts (same rowid; body = memory.IndexText of the
+// value); sessions, session_participants (ord keeps join order) and
+// session_policies.
+//
+// # Example
+//
+//	db, err := store.New(store.Options{Dir: ".mcprt"})
+//	if err != nil { ... }
+//	defer db.Close()
+//	mem := memory.NewService(db.Memory(), nil)
+//	sessions := session.NewService(db.Sessions(), nil, nil)
+package store

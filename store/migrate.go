@@ -1,0 +1,113 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/mcprt/mcprt/core"
+)
+
+// migration is one step of the schema. Versions start at 1 and increase by
+// one; a step, once released, is never edited: a change is a new step.
+type migration struct {
+	version int
+	name    string
+	stmts   []string
+}
+
+// migrations is the schema, in order.
+var migrations = []migration{
+	{1, "memory entries with a full-text index over values", []string{
+		`CREATE TABLE memory_entries (
+			id        INTEGER PRIMARY KEY,
+			namespace TEXT    NOT NULL,
+			key       TEXT    NOT NULL,
+			value     TEXT    NOT NULL,
+			size      INTEGER NOT NULL,
+			stored_at INTEGER NOT NULL, -- Unix nanoseconds, UTC
+			rev       INTEGER NOT NULL, -- write order, breaks ties of stored_at
+			UNIQUE (namespace, key)
+		)`,
+		`CREATE INDEX memory_entries_recency ON memory_entries (stored_at DESC, rev DESC)`,
+		`CREATE INDEX memory_entries_rev ON memory_entries (rev)`,
+		`CREATE VIRTUAL TABLE memory_fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 0')`,
+	}},
+	{2, "collaboration sessions, their participants and applied policies", []string{
+		`CREATE TABLE sessions (
+			id             TEXT    PRIMARY KEY,
+			initiator      TEXT    NOT NULL,
+			task           TEXT    NOT NULL,
+			workspace      TEXT    NOT NULL,
+			metadata       TEXT,
+			status         TEXT    NOT NULL,
+			created_at     INTEGER NOT NULL,
+			updated_at     INTEGER NOT NULL,
+			completed_at   INTEGER,
+			summary        TEXT    NOT NULL,
+			failure_reason TEXT    NOT NULL,
+			seq            INTEGER NOT NULL -- creation order, breaks ties of created_at
+		)`,
+		`CREATE INDEX sessions_recency ON sessions (created_at DESC, seq DESC)`,
+		`CREATE INDEX sessions_seq ON sessions (seq)`,
+		`CREATE TABLE session_participants (
+			session_id TEXT    NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+			agent_id   TEXT    NOT NULL,
+			role       TEXT    NOT NULL,
+			joined_at  INTEGER NOT NULL,
+			task_count INTEGER NOT NULL,
+			ord        INTEGER NOT NULL,
+			PRIMARY KEY (session_id, agent_id)
+		)`,
+		`CREATE TABLE session_policies (
+			session_id TEXT    NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+			policy_id  TEXT    NOT NULL,
+			applied_at INTEGER NOT NULL,
+			PRIMARY KEY (session_id, policy_id)
+		)`,
+	}},
+}
+
+// SchemaVersion is the schema version this build writes.
+func SchemaVersion() int { return migrations[len(migrations)-1].version }
+
+// migrate brings the database up to SchemaVersion. It runs in one BEGIN
+// IMMEDIATE transaction, so when several processes open a fresh directory
+// at once one of them applies each step and the others, once they get the
+// lock, find it done: every step is applied exactly once.
+func migrate(ctx context.Context, d *DB, db *sql.DB) error {
+	return runImmediate(ctx, db, func(conn *sql.Conn) error {
+		if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (
+			version    INTEGER PRIMARY KEY,
+			name       TEXT    NOT NULL,
+			applied_at TEXT    NOT NULL
+		)`); err != nil {
+			return storeError(ctx, "creating schema_version", err)
+		}
+		var current int
+		if err := conn.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_version`).Scan(&current); err != nil {
+			return storeError(ctx, "reading schema_version", err)
+		}
+		if latest := SchemaVersion(); current > latest {
+			return core.Errorf(core.CodeInternal,
+				"store: %s has schema version %d but this mcprt knows versions up to %d: run a newer mcprt, or use another data directory",
+				d.path, current, latest)
+		}
+		for _, m := range migrations {
+			if m.version <= current {
+				continue
+			}
+			for _, stmt := range m.stmts {
+				if _, err := conn.ExecContext(ctx, stmt); err != nil {
+					return storeError(ctx, fmt.Sprintf("applying schema version %d (%s)", m.version, m.name), err)
+				}
+			}
+			at := d.opts.Clock.Now().UTC().Format("2006-01-02T15:04:05.000000000Z07:00")
+			if _, err := conn.ExecContext(ctx, `INSERT INTO schema_version (version, name, applied_at) VALUES (?, ?, ?)`,
+				m.version, m.name, at); err != nil {
+				return storeError(ctx, fmt.Sprintf("recording schema version %d", m.version), err)
+			}
+		}
+		return nil
+	})
+}
