@@ -239,6 +239,14 @@ func (c *Conn) Wait(ctx context.Context) error {
 	}
 }
 
+// Drain waits, after Close, until the stream has written every message it
+// accepted (when it is a Drainer), or until ctx is done.
+func (c *Conn) Drain(ctx context.Context) {
+	if d, ok := c.stream.(Drainer); ok {
+		d.Drain(ctx.Done())
+	}
+}
+
 // Cancel cancels the in-flight request with the given id: its context is
 // cancelled with cause, and no response is sent for it. It reports whether
 // such a request was in flight.

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"io"
 	"log/slog"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -49,13 +49,14 @@ type Line struct {
 	closer io.Closer // closes the input, if it can be closed
 
 	werr   atomic.Pointer[error] // the write error that ended the output, if any
-	failed chan struct{}          // closed when a write fails
+	failed chan struct{}         // closed when a write fails
 }
 
 var (
-	_ Stream = (*Line)(nil)
-	_ Pacer  = (*Line)(nil)
-	_ Failer = (*Line)(nil)
+	_ Stream  = (*Line)(nil)
+	_ Pacer   = (*Line)(nil)
+	_ Failer  = (*Line)(nil)
+	_ Drainer = (*Line)(nil)
 )
 
 // NewLine returns a line transport reading from r and writing to w. When r
@@ -143,8 +144,14 @@ func (l *Line) Failed() <-chan struct{} { return l.failed }
 // not reading), until it drains or done is closed.
 func (l *Line) Pace(done <-chan struct{}) { l.wr.pace(done) }
 
-// Close stops all writing (lines not yet written are dropped; a write in
-// progress completes) and closes the input when it can be closed.
+// Drain waits until every line accepted by Write is written (or writing
+// failed), or done is closed. Call it after Close to let the output catch
+// up before the process exits.
+func (l *Line) Drain(done <-chan struct{}) { l.wr.drain(done) }
+
+// Close refuses every later Write (lines already accepted are still
+// written; Drain waits for them) and closes the input when it can be
+// closed.
 func (l *Line) Close() error {
 	l.wr.close()
 	if l.closer != nil {

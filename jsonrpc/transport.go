@@ -61,3 +61,10 @@ type Pacer interface {
 type Failer interface {
 	Failed() <-chan struct{}
 }
+
+// A Drainer is a Stream that may still be writing what it accepted after
+// Close; Drain waits for that output (or for done). A server calls it at
+// shutdown so that every response it handed over reaches the peer.
+type Drainer interface {
+	Drain(done <-chan struct{})
+}

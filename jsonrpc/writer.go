@@ -111,7 +111,7 @@ func (w *writer) flushLocked(first []byte) error {
 	var err error
 	for {
 		if out == nil {
-			if len(w.batch) == 0 || w.closed {
+			if len(w.batch) == 0 { // after a close too: what was accepted is written
 				break
 			}
 			out = w.batch
@@ -219,14 +219,53 @@ func writeFrames(out io.Writer, frames []byte) error {
 	return nil
 }
 
-// close stops all writing: frames not yet written are dropped. A write in
-// progress completes.
+// close refuses every later frame. Frames already accepted are still
+// written: by the write in progress, or by a goroutine started here when
+// none is (drain waits for that). A response whose Write returned nil is
+// thus on its way, and a layer that recorded it as answered told the
+// truth.
 func (w *writer) close() {
 	w.mu.Lock()
 	w.closed = true
-	w.batch = nil
-	w.pending = 0
 	w.idle.Broadcast()
+	if !w.flushing && len(w.batch) > 0 {
+		w.flushing = true // the goroutine below is the writer now
+		go func() {
+			w.mu.Lock()
+			w.flushing = false
+			_ = w.flushLocked(nil)
+		}()
+	}
 	w.mu.Unlock()
 	w.timer.Stop()
+}
+
+// drain waits until every accepted frame is written (or a write failed),
+// or done is closed.
+func (w *writer) drain(done <-chan struct{}) {
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		select {
+		case <-done:
+			w.mu.Lock()
+			w.idle.Broadcast()
+			w.mu.Unlock()
+		case <-stop:
+		}
+	}()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.pending > 0 && w.err == nil && !w.flushedOrDone(done) {
+		w.idle.Wait()
+	}
+}
+
+func (w *writer) flushedOrDone(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
 }

@@ -241,8 +241,9 @@ func (s *Server) Run(ctx context.Context, stream jsonrpc.Stream) error {
 }
 
 // Shutdown closes sess and waits up to server.shutdownTimeoutMs for its
-// handlers; calls still running then are recorded as aborted. It reports
-// whether every handler returned in time.
+// handlers and then for the output they made; calls still running then
+// are recorded as aborted. It reports whether every handler returned in
+// time.
 func (s *Server) Shutdown(sess *Session) bool {
 	sess.Close()
 	wait, cancel := context.WithTimeout(context.Background(),
@@ -253,6 +254,7 @@ func (s *Server) Shutdown(sess *Session) bool {
 			"shutdownTimeoutMs", s.cfg.Server.ShutdownTimeoutMs)
 		return false
 	}
+	sess.conn.Drain(wait) // answers already handed to the transport reach the client
 	return true
 }
 
