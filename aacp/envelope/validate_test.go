@@ -22,9 +22,9 @@ func newValidator(t testing.TB) *Validator {
 func valid() map[string]any {
 	return map[string]any{
 		"seq": 1, "version": "1.0.0", "messageId": "m-1", "requestId": "r-1", "correlationId": "c-1",
-		"timestamp": "2025-11-12T10:30:45.123Z",
-		"sender":    map[string]any{"agentId": "manager_001", "type": "Manager"},
-		"receiver":  map[string]any{"agentId": "impl_001", "type": "Implementation"},
+		"timestamp":   "2025-11-12T10:30:45.123Z",
+		"sender":      map[string]any{"agentId": "manager_001", "type": "Manager"},
+		"receiver":    map[string]any{"agentId": "impl_001", "type": "Implementation"},
 		"messageType": "TASK_ASSIGNMENT", "priority": "HIGH",
 		"payload": map[string]any{"taskId": "task_3_1", "taskRef": "Task 3.1", "taskDescription": "Design",
 			"memoryLogPath": "a/b.md", "executionType": "multi-step"},
@@ -90,9 +90,13 @@ func TestParseRejections(t *testing.T) {
 		{"case-mismatched key", func(m map[string]any) { m["MessageId"] = "m-2" }, "", CodeSchema, "/MessageId"},
 		{"bad timestamp", func(m map[string]any) { m["timestamp"] = "yesterday" }, "", CodeSchema, "/timestamp"},
 		{"non-UTC timestamp", func(m map[string]any) { m["timestamp"] = "2025-11-12T10:30:45+02:00" }, "", CodeSchema, "/timestamp"},
-		{"too many tags", func(m map[string]any) { m["metadata"].(map[string]any)["tags"] = strings.Split(strings.Repeat("t,", 32)+"t", ",") }, "", CodeSchema, "/metadata/tags"},
+		{"too many tags", func(m map[string]any) {
+			m["metadata"].(map[string]any)["tags"] = strings.Split(strings.Repeat("t,", 32)+"t", ",")
+		}, "", CodeSchema, "/metadata/tags"},
 		{"tag wrong type", func(m map[string]any) { m["metadata"].(map[string]any)["tags"] = []any{1} }, "", CodeInvalidType, "/metadata/tags/0"},
-		{"too large", func(m map[string]any) { m["payload"].(map[string]any)["taskDescription"] = strings.Repeat("x", DefaultMaxBytes) }, "", CodeTooLarge, ""},
+		{"too large", func(m map[string]any) {
+			m["payload"].(map[string]any)["taskDescription"] = strings.Repeat("x", DefaultMaxBytes)
+		}, "", CodeTooLarge, ""},
 		{"unknown receiver id", func(m map[string]any) { m["receiver"] = map[string]any{"agentId": "../x", "type": "Manager"} }, "", CodeInvalidReceiver, "/receiver/agentId"},
 		{"slash in sender", func(m map[string]any) { m["sender"] = map[string]any{"agentId": "a/b", "type": "Manager"} }, "", CodeInvalidReceiver, "/sender/agentId"},
 		{"version", func(m map[string]any) { m["version"] = "2.0.0" }, "", CodeUnsupportedVersion, "/version"},
