@@ -16,13 +16,14 @@ import (
 // a watch on the directory itself (a channel appears) and one on each
 // channel directory added (a segment is written, created or renamed).
 type watcher struct {
-	f       *os.File
+	f       *os.File // never changes
 	fd      int
 	root    int // watch descriptor of the channels directory
 	onEvent func(newDir bool)
 	log     *slog.Logger
 	done    chan struct{}
 	mu      sync.Mutex
+	closed  bool // guarded by mu
 }
 
 const (
@@ -50,7 +51,7 @@ func newWatcher(root string, onEvent func(newDir bool), log *slog.Logger) (*watc
 func (w *watcher) add(dir string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.f == nil {
+	if w.closed {
 		return errors.New("watcher closed")
 	}
 	_, err := syscall.InotifyAddWatch(w.fd, dir, chanMask)
@@ -89,11 +90,11 @@ func (w *watcher) loop() {
 
 func (w *watcher) close() {
 	w.mu.Lock()
-	f := w.f
-	w.f = nil
+	was := w.closed
+	w.closed = true
 	w.mu.Unlock()
-	if f != nil {
-		f.Close()
+	if !was {
+		w.f.Close()
 		<-w.done
 	}
 }
