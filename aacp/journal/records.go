@@ -96,6 +96,9 @@ type MessageRecord struct {
 	Seq        uint64 `json:"seq,omitempty"`
 	State      State  `json:"state"`
 	RetryCount int    `json:"retryCount"`
+	// RetryBase is the RetryCount at which the current retry budget
+	// started (non-zero after a requeue).
+	RetryBase int `json:"retryBase,omitempty"`
 	// At is when the record entered State.
 	At time.Time `json:"at"`
 	// SentAt is when the transmission was appended to its channel.
@@ -133,9 +136,12 @@ const (
 // status it gave, or a NACK. It is what lets the receiver recognise a
 // retry of a request it already answered, across restarts.
 type InboundRecord struct {
-	Sender    string    `json:"sender"`
-	RequestID string    `json:"requestId"`
-	MessageID string    `json:"messageId"`
+	Sender    string `json:"sender"`
+	RequestID string `json:"requestId"`
+	MessageID string `json:"messageId"`
+	// Seq is the highest channel seq of the request's transmissions this
+	// answer covers: a transmission with a higher seq is a new retry.
+	Seq       uint64    `json:"seq,omitempty"`
 	Status    string    `json:"status"`
 	CanRetry  bool      `json:"canRetry,omitempty"`
 	Reason    string    `json:"reason,omitempty"`
