@@ -285,6 +285,20 @@ func (b *Broker) UnregisterAgent(ctx context.Context, agentID string) error {
 	return errors.Join(err, l.shutdown())
 }
 
+// Release stops hosting agentID without unregistering it: messages to it
+// keep arriving in its channels, and another process (or this one) may
+// host it next and take them.
+func (b *Broker) Release(agentID string) error {
+	l, err := b.local(agentID)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	delete(b.agents, agentID)
+	b.mu.Unlock()
+	return l.shutdown()
+}
+
 // Agents lists the registered agents (of in.Type when set), sorted by id.
 func (b *Broker) Agents(ctx context.Context, in AgentsInput) (AgentsOutput, error) {
 	if in.Type != "" && in.Type != envelope.AnyType && !in.Type.Valid() {

@@ -183,6 +183,8 @@ func TestHelperProcess(t *testing.T) {
 		err = runPeer()
 	case "sender":
 		err = runSender()
+	case "echo":
+		err = runEcho()
 	default:
 		err = fmt.Errorf("unknown helper role %q", role)
 	}

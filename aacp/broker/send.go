@@ -186,10 +186,13 @@ func (b *Broker) checkSend(in *SendInput) error {
 	if in.TTLSeconds < 0 {
 		return envelope.Errorf(envelope.CodeSchema, "ttlSeconds is %d; want a positive number of seconds (0: the default)", in.TTLSeconds).WithDetail("path", "/ttlSeconds")
 	}
+	if !envelope.ValidType(in.MessageType) {
+		return envelope.Errorf(envelope.CodeInvalidEnum, "messageType %q is unknown; want one of %s, or CUSTOM_ followed by upper-case letters, digits and '_'", in.MessageType, strings.Join(envelope.CoreTypes(), ", ")).WithDetail("path", "/messageType")
+	}
 	if err := envelope.CheckTags(in.Tags); err != nil {
 		return err
 	}
-	return b.v.ValidatePayload(in.MessageType, in.Payload)
+	return nil // the payload is checked with the envelope
 }
 
 // route resolves a receiver to registered agents.

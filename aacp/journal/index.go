@@ -16,6 +16,7 @@ type ledgerIndex struct {
 	messages map[string]string        // guarded by mu: messageId → requestId
 	inbound  map[string]InboundRecord // guarded by mu: by inboundKey
 	records  int                      // guarded by mu: records applied since the last rewrite
+	live     int                      // guarded by mu: records a snapshot would hold
 }
 
 type requestEntry struct {
@@ -58,6 +59,9 @@ func (x *ledgerIndex) apply(recs ...Record) {
 		switch {
 		case r.Kind == KindRequest && r.Request != nil:
 			e := x.entry(r.Request.RequestID)
+			if !e.hasRequest {
+				x.live++
+			}
 			e.rec = *r.Request
 			if e.rec.Outcome == "" {
 				e.rec.Outcome = Unknown
@@ -67,6 +71,7 @@ func (x *ledgerIndex) apply(recs ...Record) {
 			m := *r.Message
 			e := x.entry(m.RequestID)
 			e.history = append(e.history, m)
+			x.live++
 			x.messages[m.MessageID] = m.RequestID
 			e.current[m.Receiver] = m.MessageID
 		case r.Kind == KindOutcome && r.Outcome != nil:
@@ -77,6 +82,9 @@ func (x *ledgerIndex) apply(recs ...Record) {
 				e.rec.CompletionRef = r.Outcome.CompletionRef
 			}
 		case r.Kind == KindInbound && r.Inbound != nil:
+			if _, ok := x.inbound[inboundKey(r.Inbound.Sender, r.Inbound.RequestID)]; !ok {
+				x.live++
+			}
 			x.inbound[inboundKey(r.Inbound.Sender, r.Inbound.RequestID)] = *r.Inbound
 		}
 	}
@@ -240,6 +248,7 @@ func (x *ledgerIndex) purge(now time.Time) int {
 			n++
 		}
 	}
+	x.recount()
 	return n
 }
 
@@ -276,11 +285,18 @@ func (x *ledgerIndex) snapshot() []Record {
 func (x *ledgerIndex) stats() (applied, live int) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	live = len(x.inbound)
+	return x.records, x.live
+}
+
+// recount recomputes live; x.mu is held.
+func (x *ledgerIndex) recount() {
+	x.live = len(x.inbound)
 	for _, e := range x.requests {
-		live += 1 + len(e.history)
+		x.live += len(e.history)
+		if e.hasRequest {
+			x.live++
+		}
 	}
-	return x.records, live
 }
 
 func (x *ledgerIndex) resetApplied(n int) {
