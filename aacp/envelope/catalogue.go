@@ -1,8 +1,6 @@
 package envelope
 
 import (
-	"fmt"
-
 	"github.com/mcprt/mcprt/core"
 )
 
@@ -126,12 +124,4 @@ func ErrorType(code core.Code) string {
 		return "DependencyError"
 	}
 	return "SystemError"
-}
-
-// describeCode is "E_X (description)" for messages.
-func describeCode(code core.Code) string {
-	if info, ok := LookupCode(code); ok {
-		return fmt.Sprintf("%s (%s)", code, info.Description)
-	}
-	return string(code)
 }

@@ -25,10 +25,9 @@ func checkStrict(what string, data []byte) *core.Error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	type frame struct {
-		object   bool
-		wantKey  bool
-		keys     map[string]struct{}
-		keyCount int
+		object  bool
+		wantKey bool
+		keys    map[string]struct{}
 	}
 	var stack []frame
 	first := true

@@ -15,6 +15,9 @@ import (
 
 // fileLedger is a Ledger kept in ledger/{agentId}.ndjson: its index is
 // rebuilt by replaying the file when opened, and every Put appends lines.
+// Only the agent's claim holder writes it, so after the first append
+// (which takes the lock and cuts off a torn tail) appends skip the
+// cross-process lock.
 // The file is rewritten from the index (compacted) by PurgeExpired and
 // when dead lines outnumber live ones.
 type fileLedger struct {
@@ -29,6 +32,7 @@ const compactMin = 4096
 
 func openLedger(path string, policy FsyncPolicy, log *slog.Logger) (*fileLedger, error) {
 	l := &fileLedger{ledgerIndex: newLedgerIndex(), af: newAppendFile(path, policy, log), log: log}
+	l.af.exclusive = true
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("read ledger %s: %w", path, err)
