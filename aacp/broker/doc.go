@@ -1,0 +1,91 @@
+// Package broker is the durable agent-to-agent messaging engine: it hosts
+// agents, sends and receives their messages through a journal shared by
+// any number of processes on one machine, and drives each delivery
+// through its lifecycle.
+//
+// # Agents and processes
+//
+// RegisterAgent makes a Broker the host of an agent: it claims the agent
+// (one host at a time, across processes; a crashed host's claim is
+// released by the kernel), negotiates the protocol version, records the
+// agent in the shared registry, and resumes the agent's unfinished work
+// from its ledger. Every other method acts for an agent the broker hosts
+// (in MCP terms: the agent id is the tool's configuration, the rest is
+// the tool's input). Close releases the agents; they stay registered, and
+// messages to them wait in the journal for the next host.
+//
+// # A message's life
+//
+// Send validates the message (envelope and payload schemas), routes it
+// (one agent, every agent of a type, or every agent; no match is
+// E_ROUTING_001 and nothing is sent), records the request in the
+// sender's ledger and appends one transmission to each receiver's
+// channel, and returns once both are durable. Each delivery is then:
+//
+//	IN_TRANSIT ──ACK──▶ DELIVERED ──ACK processed──▶ PROCESSED
+//	    │ no ACK within the type's timeout, or NACK canRetry
+//	    ▼
+//	PENDING ──backoff──▶ IN_TRANSIT (a retry: new messageId, same requestId, retryCount+1)
+//	    │ retries spent, expired (ttl), or NACK without canRetry
+//	    ▼
+//	FAILED ──▶ dead-letter queue + ERROR_REPORT from "_broker" to the sender
+//
+// Timeouts and retry budgets come from a per-type table (DefaultPolicies,
+// overridable); retry waits grow exponentially with jitter. A FAILED
+// delivery can be sent again with Requeue. The request's outcome is
+// COMPLETED once every receiver processed it, FAILED once a delivery
+// failed and none is under way, UNKNOWN otherwise.
+//
+// The receiving side: Receive hands out waiting messages, HIGH before
+// NORMAL before LOW and in seq order within a channel and priority; Ack
+// and Nack answer them. Each answer is recorded in the receiver's ledger
+// before the reply goes out, so receivers deduplicate across restarts: a
+// transmission whose messageId was seen is ignored; a retry of a request
+// already ACKed is ACKed again and not handed out; a retry of a request
+// still queued is ignored; a retry of a request handed out but not yet
+// answered is handed out again marked redelivered (the consumer may have
+// lost it). Handing out is not recorded: after a restart, unanswered
+// messages are handed out again. Every envelope carries the cumulative
+// acknowledgement (ack) of the reverse channel: the highest seq up to
+// which everything was received; gaps are detected and logged.
+//
+// # Exactly once, at least once
+//
+// Delivery is at least once; with the deduplication above, each request
+// is handed out once unless it is retried before it is answered, and is
+// never handed out after it was answered (as long as its ledger records,
+// kept until the message's ttl, last). A Send that returned is never
+// lost, even if the process is killed right after; a Send cut short by a
+// crash may or may not be delivered.
+//
+// # Time
+//
+// Deadlines, retries and expiry read Options.Clock; nothing waits on a
+// timer of its own except Receive's bounded long poll (Options.After).
+// RetryDue does the work that is due; PurgeExpired and Compact reclaim
+// space; Pump reads inboxes. Unless Options.Manual is set, a goroutine
+// per hosted agent reads its inbox when the journal signals new data
+// (inotify on Linux), and a maintenance goroutine calls RetryDue every
+// TickInterval, syncs a batch journal, compacts and purges.
+//
+// # Concurrency
+//
+// All Broker methods are safe for concurrent use. Per hosted agent, the
+// receiving side and the sending side each have one lock; the journal
+// serialises appends across processes.
+//
+// # Example
+//
+//	b, err := broker.Open(broker.Options{DataDir: cfg.AACP.DataDir, DefaultTTL: ttl})
+//	if err != nil { ... }
+//	defer b.Close()
+//	b.RegisterAgent(ctx, "manager_001", broker.RegisterInput{Type: envelope.Manager})
+//	out, err := b.Send(ctx, "manager_001", broker.SendInput{
+//		Receiver:    broker.Receiver{AgentID: "impl_001"},
+//		MessageType: envelope.TaskAssignment,
+//		Payload:     json.RawMessage(`{"taskId":"t1","taskRef":"T1","taskDescription":"…","memoryLogPath":"m.md","executionType":"single-step"}`),
+//	})
+//	// in the process hosting impl_001:
+//	got, err := b.Receive(ctx, "impl_001", broker.ReceiveInput{WaitMs: 30000})
+//	b.Ack(ctx, "impl_001", broker.AckInput{MessageID: got.Messages[0].MessageID, Status: "processed"})
+package broker

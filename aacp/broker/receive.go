@@ -1,0 +1,195 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/mcprt/mcprt/aacp/envelope"
+	"github.com/mcprt/mcprt/aacp/journal"
+	"github.com/mcprt/mcprt/core"
+)
+
+// ingest reads what is new in l's inbound channels.
+func (b *Broker) ingest(ctx context.Context, l *local) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	added := false
+	err := l.inbox.Read(ctx, func(env *envelope.Envelope) error {
+		q, err := b.accept(ctx, l, env)
+		added = added || q
+		return err
+	})
+	if added {
+		l.signal()
+	}
+	if err != nil {
+		return fmt.Errorf("read the inbox of agent %q: %w", l.id, err)
+	}
+	return nil
+}
+
+// accept takes in one transmission read from a channel into l (mu held)
+// and reports whether it queued a message. It is where receivers
+// deduplicate: a transmission whose messageId was seen is ignored; a
+// retry of a request already answered is answered again (and not
+// handed out); a retry of a request still queued is ignored; a retry of
+// a request handed out but not answered is queued again, marked
+// redelivered.
+func (b *Broker) accept(ctx context.Context, l *local, env *envelope.Envelope) (bool, error) {
+	sender := env.Sender.AgentID
+	tr := l.trackers[sender]
+	if tr == nil {
+		tr = &SeqTracker{}
+		tr.Start(env.Seq - 1) // what came before was compacted away
+		l.trackers[sender] = tr
+	}
+	if env.Seq > tr.Ack()+1 {
+		b.log.Warn("aacp: gap in a channel", "channel", envelope.Channel(sender, l.id), "ack", tr.Ack(), "seq", env.Seq)
+	}
+	tr.Observe(env.Seq)
+	l.amu.Lock()
+	l.acks[sender] = tr.Ack()
+	l.amu.Unlock()
+	ds := l.open[sender]
+	if ds == nil {
+		ds = &doneSet{}
+		l.open[sender] = ds
+	}
+	ds.seen(env.Seq)
+
+	switch env.MessageType {
+	case envelope.Ack, envelope.Nack:
+		b.onReply(ctx, l, env)
+		return false, nil
+	}
+	if expiredAt(env.ExpiresAt(), b.now()) {
+		return false, nil
+	}
+	if l.items[env.MessageID] != nil {
+		return false, nil // a transmission seen before
+	}
+	key := reqKey(sender, env.RequestID)
+	if sender != envelope.SystemAgentID {
+		if inb, ok := l.ledger.Inbound(sender, env.RequestID); ok {
+			if done := b.answeredBefore(ctx, l, env, inb); done {
+				return false, nil
+			}
+		}
+	}
+	if it := l.byReq[key]; it != nil {
+		it.ids = append(it.ids, env.MessageID)
+		it.seqs = append(it.seqs, env.Seq)
+		l.items[env.MessageID] = it
+		ds.add(env.Seq)
+		if it.state != inHand {
+			return false, nil
+		}
+		it.env, it.redelivered = *env, true
+		l.enqueue(it)
+		return true, nil
+	}
+	it := &item{env: *env, ids: []string{env.MessageID}, seqs: []uint64{env.Seq}}
+	l.items[env.MessageID] = it
+	l.byReq[key] = it
+	ds.add(env.Seq)
+	l.enqueue(it)
+	return true, nil
+}
+
+// answeredBefore handles a transmission of a request l has answered
+// (inb); it reports true when the transmission needs nothing more.
+func (b *Broker) answeredBefore(ctx context.Context, l *local, env *envelope.Envelope, inb journal.InboundRecord) bool {
+	sender := env.Sender.AgentID
+	acked := inb.Status != journal.InboundNacked
+	if env.Seq > inb.Seq {
+		// A retry made after the answer: the sender did not get it.
+		switch {
+		case acked:
+			b.replyLogged(ctx, l, env, ackPayload(env.MessageID, inb.Status, "acknowledged before: "+inb.Status, b.now()), envelope.Ack)
+		case !inb.CanRetry:
+			b.replyLogged(ctx, l, env, nackPayload(env.MessageID, inb.Reason, inb.ErrorCode, false, b.now()), envelope.Nack)
+		default:
+			return false // NACKed with canRetry: this is the retry asked for
+		}
+		inb.Seq = env.Seq
+		if err := l.ledger.Put(ctx, journal.InboundRec(inb)); err != nil {
+			b.log.Warn("aacp: recording a repeated answer failed", "agent", l.id, "err", err)
+		}
+	}
+	if acked && inb.Status != journal.InboundProcessed {
+		// Answered received/queued: keep it findable for a later
+		// "processed", but never hand it out again.
+		key := reqKey(sender, env.RequestID)
+		it := l.byReq[key]
+		if it == nil {
+			it = &item{env: *env, state: answered}
+			l.byReq[key] = it
+		}
+		it.ids = append(it.ids, env.MessageID)
+		it.seqs = append(it.seqs, env.Seq)
+		l.items[env.MessageID] = it
+		l.open[sender].add(env.Seq)
+	}
+	return true
+}
+
+// Receive returns up to in.Max messages waiting for agentID: HIGH before
+// NORMAL before LOW, and within one priority in the order they arrived
+// (so in seq order within each channel). A message returned is "handed
+// out": it is not returned again unless its sender retries it before it
+// is answered (then it comes back marked redelivered) or this process
+// restarts before it is answered. Answer each with Ack or Nack.
+//
+// When no message is waiting, Receive waits up to in.WaitMs (at most
+// MaxWait) for one, learning of new messages from file notifications;
+// ctx ends the wait early with ctx's error.
+func (b *Broker) Receive(ctx context.Context, agentID string, in ReceiveInput) (ReceiveOutput, error) {
+	if in.WaitMs < 0 {
+		return ReceiveOutput{}, envelope.Errorf(envelope.CodeSchema, "waitMs is %d; want 0 (no wait) to %d", in.WaitMs, MaxWait.Milliseconds()).WithDetail("path", "/waitMs")
+	}
+	if in.Max < 0 {
+		return ReceiveOutput{}, envelope.Errorf(envelope.CodeSchema, "max is %d; want 1 to %d (0 means %d)", in.Max, MaxReceive, DefaultReceive).WithDetail("path", "/max")
+	}
+	for i, t := range in.MessageTypes {
+		if !envelope.ValidType(t) {
+			return ReceiveOutput{}, envelope.Errorf(envelope.CodeInvalidEnum, "messageTypes[%d] %q is not a message type; want a core type or CUSTOM_*", i, t).WithDetail("path", fmt.Sprintf("/messageTypes/%d", i))
+		}
+	}
+	limit := in.Max
+	if limit == 0 {
+		limit = DefaultReceive
+	}
+	limit = min(limit, MaxReceive)
+	wait := min(time.Duration(in.WaitMs)*time.Millisecond, MaxWait)
+	l, err := b.local(agentID)
+	if err != nil {
+		return ReceiveOutput{}, err
+	}
+	var deadline <-chan time.Time
+	for {
+		if err := b.ingest(ctx, l); err != nil {
+			return ReceiveOutput{}, envelope.Errorf(envelope.CodeChannelUnavailable, "receive for agent %q: %w", agentID, err)
+		}
+		msgs, wake := l.take(limit, in.MessageTypes, b.now())
+		if len(msgs) > 0 || wait <= 0 {
+			if msgs == nil {
+				msgs = []Message{}
+			}
+			return ReceiveOutput{Messages: msgs}, nil
+		}
+		if deadline == nil {
+			deadline = b.after(wait)
+		}
+		select {
+		case <-wake:
+		case <-l.inbox.Changed():
+		case <-deadline:
+			wait = 0 // one last look, then return
+		case <-l.gone:
+			return ReceiveOutput{}, core.Errorf(core.CodeInternal, "receive for agent %q: the agent was unregistered or %w", agentID, ErrClosed)
+		case <-ctx.Done():
+			return ReceiveOutput{}, fmt.Errorf("receive for agent %q: %w", agentID, context.Cause(ctx))
+		}
+	}
+}

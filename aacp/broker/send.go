@@ -1,0 +1,273 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcprt/mcprt/aacp/envelope"
+	"github.com/mcprt/mcprt/aacp/journal"
+)
+
+// Send sends a message from agentID (which this broker must host) and
+// returns once it is durable: recorded in agentID's ledger and appended
+// to every receiver's channel (on stable storage under fsync always).
+//
+// The receiver is one agent, or with agentId "*" every registered agent
+// (but the sender) of receiver.type ("*" or empty: of any type). The
+// payload is validated against messageType's schema. ACK and NACK are not
+// sent this way: use Ack and Nack.
+//
+// Errors: the envelope and payload rules (E_VALIDATION_*, E_PROTOCOL_003
+// for ids), E_ROUTING_001 when no registered agent matches the receiver
+// (nothing is sent), E_ROUTING_002 for an unusable receiver, E_ROUTING_003
+// when the channel cannot be written (the delivery is FAILED), and
+// E_ROUTING_004 when a broadcast reached only some receivers (the output
+// lists every delivery).
+func (b *Broker) Send(ctx context.Context, agentID string, in SendInput) (SendOutput, error) {
+	l, err := b.local(agentID)
+	if err != nil {
+		return SendOutput{}, err
+	}
+	if err := b.checkSend(&in); err != nil {
+		return SendOutput{}, err
+	}
+	if in.RequestID != "" {
+		if req, ok := l.ledger.Request(in.RequestID); ok {
+			out := b.deliveries(l, req)
+			out.Duplicate = true
+			return out, nil
+		}
+	}
+	receivers, err := b.route(ctx, agentID, in.Receiver)
+	if err != nil {
+		return SendOutput{}, err
+	}
+	now := b.now()
+	ttl := b.ttl
+	if in.TTLSeconds > 0 {
+		ttl = time.Duration(in.TTLSeconds) * time.Second
+	}
+	reqID := in.RequestID
+	if reqID == "" {
+		reqID = b.ids.NewID()
+	}
+	from := l.agent()
+	tmpl := envelope.Envelope{
+		Version: envelope.Version, RequestID: reqID, CorrelationID: in.CorrelationID,
+		Timestamp: envelope.FormatTime(now), Sender: from,
+		Receiver:    envelope.Agent{AgentID: in.Receiver.AgentID, Type: in.Receiver.Type},
+		MessageType: in.MessageType, Priority: in.Priority, Payload: in.Payload,
+		Metadata: envelope.Metadata{TTL: max(1, int64(ttl/time.Second)), Tags: in.Tags},
+	}
+	if tmpl.Receiver.Type == "" {
+		tmpl.Receiver.Type = envelope.AnyType
+	}
+	pol := b.policyFor(in.MessageType)
+	req := journal.RequestRecord{
+		RequestID: reqID, Sender: agentID, Envelope: tmpl, Outcome: journal.Unknown,
+		CreatedAt: now, ExpiresAt: now.Add(ttl),
+	}
+	envs := make([]envelope.Envelope, len(receivers))
+	recs := make([]journal.Record, 0, len(receivers)+1)
+	msgs := make([]journal.MessageRecord, len(receivers))
+	for i, r := range receivers {
+		req.Receivers = append(req.Receivers, r.AgentID)
+		e := tmpl
+		e.MessageID = b.ids.NewID()
+		e.Receiver = envelope.Agent{AgentID: r.AgentID, Type: r.Type}
+		e.Ack = l.ackFor(r.AgentID)
+		if i == 0 {
+			if err := b.v.Validate(&e); err != nil {
+				return SendOutput{}, err
+			}
+		}
+		envs[i] = e
+		msgs[i] = journal.MessageRecord{
+			MessageID: e.MessageID, RequestID: reqID, Sender: agentID, Receiver: r.AgentID,
+			State: journal.InTransit, At: now, SentAt: now, AckDeadline: now.Add(pol.AckTimeout), ExpiresAt: req.ExpiresAt,
+		}
+	}
+	recs = append(recs, journal.RequestRec(req))
+	for _, m := range msgs {
+		recs = append(recs, journal.MessageRec(m))
+	}
+	if err := l.ledger.Put(ctx, recs...); err != nil {
+		return SendOutput{}, envelope.Errorf(envelope.CodeChannelUnavailable, "record the request in the ledger of %q: %w", agentID, err)
+	}
+	// The ledger's fsync and the channel appends (with theirs) overlap.
+	var wg sync.WaitGroup
+	var syncErr error
+	wg.Go(func() { syncErr = l.ledger.Sync(ctx) })
+	seqs := make([]uint64, len(envs))
+	errs := make([]error, len(envs))
+	for i := range envs {
+		if len(envs) == 1 {
+			seqs[i], errs[i] = b.store.Append(ctx, &envs[i])
+			continue
+		}
+		wg.Go(func() { seqs[i], errs[i] = b.store.Append(ctx, &envs[i]) })
+	}
+	wg.Wait()
+	out := SendOutput{MessageID: envs[0].MessageID, RequestID: reqID}
+	var failed []string
+	l.smu.Lock()
+	for i, m := range msgs {
+		cur, ok := l.ledger.Delivery(reqID, m.Receiver)
+		if !ok || cur.MessageID != m.MessageID {
+			cur = m
+		}
+		if errs[i] != nil {
+			failed = append(failed, fmt.Sprintf("%s: %v", m.Receiver, errs[i]))
+			b.fail(ctx, l, cur, envelope.CodeChannelUnavailable, fmt.Sprintf("channel to %s unavailable: %v", m.Receiver, errs[i]))
+			cur.State = journal.Failed
+		} else {
+			cur.Seq = seqs[i]
+			if pol.AckTimeout <= 0 && cur.State == journal.InTransit {
+				cur.State, cur.AckDeadline = journal.Delivered, time.Time{}
+			}
+			b.put(ctx, l, cur)
+			if cur.State == journal.InTransit {
+				l.timers.push(timer{due: cur.AckDeadline, requestID: reqID, receiver: m.Receiver, messageID: m.MessageID})
+			}
+		}
+		out.Deliveries = append(out.Deliveries, Delivery{AgentID: m.Receiver, MessageID: m.MessageID, Seq: seqs[i], State: cur.State})
+	}
+	if pol.AckTimeout <= 0 {
+		b.settle(ctx, l, reqID)
+	}
+	l.smu.Unlock()
+	switch {
+	case syncErr != nil:
+		return out, envelope.Errorf(envelope.CodeChannelUnavailable, "make the request durable in the ledger of %q: %w", agentID, syncErr)
+	case len(failed) == len(envs):
+		return out, envelope.Errorf(envelope.CodeChannelUnavailable, "could not write the message: %s; it is in the dead-letter queue, requeue it later", strings.Join(failed, "; "))
+	case len(failed) > 0:
+		return out, envelope.Errorf(envelope.CodeBroadcastPartial, "the broadcast reached %d of %d agents; failed: %s; requeue the failed deliveries from the dead-letter queue",
+			len(envs)-len(failed), len(envs), strings.Join(failed, "; ")).WithDetail("deliveries", out.Deliveries)
+	}
+	return out, nil
+}
+
+// checkSend validates and normalises the parts of in that do not depend
+// on routing.
+func (b *Broker) checkSend(in *SendInput) error {
+	switch {
+	case in.MessageType == "":
+		return envelope.Errorf(envelope.CodeMissingField, "messageType is missing; want one of %s or CUSTOM_*", strings.Join(envelope.CoreTypes(), ", ")).WithDetail("path", "/messageType")
+	case in.MessageType == envelope.Ack || in.MessageType == envelope.Nack:
+		return envelope.Errorf(envelope.CodeInvalidEnum, "%s messages are sent by Ack and Nack (aacp_ack, aacp_nack), not by Send", in.MessageType).WithDetail("path", "/messageType")
+	}
+	if in.Priority == "" {
+		in.Priority = envelope.Normal
+	}
+	if in.Priority.Rank() > 2 {
+		return envelope.Errorf(envelope.CodeInvalidEnum, "priority %q is unknown; want HIGH, NORMAL or LOW", in.Priority).WithDetail("path", "/priority")
+	}
+	if in.Receiver.AgentID == "" {
+		return envelope.Errorf(envelope.CodeMissingField, "receiver.agentId is missing; want an agent id, or \"*\" to broadcast").WithDetail("path", "/receiver/agentId")
+	}
+	if err := envelope.CheckReceiver(envelope.Agent{AgentID: in.Receiver.AgentID, Type: in.Receiver.Type}); err != nil {
+		return err
+	}
+	if in.CorrelationID != "" {
+		if err := envelope.CheckID("correlationId", in.CorrelationID); err != nil {
+			return err.WithDetail("path", "/correlationId")
+		}
+	}
+	if in.RequestID != "" {
+		if err := envelope.CheckID("requestId", in.RequestID); err != nil {
+			return err.WithDetail("path", "/requestId")
+		}
+	}
+	if in.TTLSeconds < 0 {
+		return envelope.Errorf(envelope.CodeSchema, "ttlSeconds is %d; want a positive number of seconds (0: the default)", in.TTLSeconds).WithDetail("path", "/ttlSeconds")
+	}
+	if !envelope.ValidType(in.MessageType) {
+		return envelope.Errorf(envelope.CodeInvalidEnum, "messageType %q is unknown; want one of %s, or CUSTOM_ followed by upper-case letters, digits and '_'", in.MessageType, strings.Join(envelope.CoreTypes(), ", ")).WithDetail("path", "/messageType")
+	}
+	if err := envelope.CheckTags(in.Tags); err != nil {
+		return err
+	}
+	return nil // the payload is checked with the envelope
+}
+
+// route resolves a receiver to registered agents.
+func (b *Broker) route(ctx context.Context, sender string, r Receiver) ([]journal.AgentRecord, error) {
+	if r.AgentID == envelope.Broadcast {
+		recs, err := b.refreshRegistry(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var out []journal.AgentRecord
+		for _, a := range recs {
+			if a.AgentID != sender && (r.Type == "" || r.Type == envelope.AnyType || a.Type == r.Type) {
+				out = append(out, a)
+			}
+		}
+		switch {
+		case len(out) == 0:
+			return nil, envelope.Errorf(envelope.CodeAgentNotFound, "no registered agent matches the broadcast to type %q (registered: %s); register one first or address another type", typeName(r.Type), listIDs(recs))
+		case len(out) > maxBroadcast:
+			return nil, envelope.Errorf(envelope.CodeInvalidReceiver, "the broadcast would reach %d agents; the limit is %d: narrow it by type", len(out), maxBroadcast)
+		}
+		return out, nil
+	}
+	b.mu.Lock()
+	a, ok := b.registry[r.AgentID]
+	b.mu.Unlock()
+	if !ok {
+		recs, err := b.refreshRegistry(ctx)
+		if err != nil {
+			return nil, err
+		}
+		i := slices.IndexFunc(recs, func(x journal.AgentRecord) bool { return x.AgentID == r.AgentID })
+		if i < 0 {
+			return nil, envelope.Errorf(envelope.CodeAgentNotFound, "agent %q is not registered (registered: %s); check the id, or wait for that agent to register", r.AgentID, listIDs(recs)).WithDetail("path", "/receiver/agentId")
+		}
+		a = recs[i]
+	}
+	if r.Type != "" && r.Type != envelope.AnyType && r.Type != a.Type {
+		return nil, envelope.Errorf(envelope.CodeInvalidReceiver, "agent %q is registered as %s, not %s; fix receiver.type or leave it out", r.AgentID, a.Type, r.Type).WithDetail("path", "/receiver/type")
+	}
+	return []journal.AgentRecord{a}, nil
+}
+
+func typeName(t envelope.AgentType) string {
+	if t == "" {
+		return "*"
+	}
+	return string(t)
+}
+
+// listIDs names up to 10 agents.
+func listIDs(recs []journal.AgentRecord) string {
+	if len(recs) == 0 {
+		return "none"
+	}
+	var ids []string
+	for i, r := range recs {
+		if i == 10 {
+			ids = append(ids, fmt.Sprintf("and %d more", len(recs)-10))
+			break
+		}
+		ids = append(ids, r.AgentID)
+	}
+	return strings.Join(ids, ", ")
+}
+
+// deliveries describes an existing request's deliveries.
+func (b *Broker) deliveries(l *local, req journal.RequestRecord) SendOutput {
+	out := SendOutput{RequestID: req.RequestID}
+	for _, r := range req.Receivers {
+		d, _ := l.ledger.Delivery(req.RequestID, r)
+		out.Deliveries = append(out.Deliveries, Delivery{AgentID: r, MessageID: d.MessageID, Seq: d.Seq, State: d.State})
+	}
+	if len(out.Deliveries) > 0 {
+		out.MessageID = out.Deliveries[0].MessageID
+	}
+	return out
+}

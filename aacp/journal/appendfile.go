@@ -1,0 +1,292 @@
+package journal
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+)
+
+// appendFile is one NDJSON file that several goroutines and processes
+// append to. Writers of this process take mu, then the advisory lock of a
+// separate lock file (which never moves, unlike the data file, which may
+// be rotated or rewritten by another process); under both they check that
+// their descriptor still names the file at path, repair a torn tail, and
+// write whole lines with one write on an O_APPEND descriptor.
+//
+// Durability is group commit: every write bumps a counter; waitSync(n)
+// returns once an fsync that started after write n has finished, and one
+// fsync serves every writer waiting at that moment.
+type appendFile struct {
+	path     string
+	lockPath string
+	policy   FsyncPolicy
+	log      *slog.Logger
+	// exclusive: only this process writes the file (a ledger, written by
+	// its agent's claim holder), so once the file is open and checked,
+	// appends skip the cross-process lock and the path check.
+	exclusive bool
+
+	mu    sync.Mutex
+	lockf *os.File  // guarded by mu
+	f     *os.File  // guarded by mu: O_RDWR|O_APPEND on path
+	ino   [2]uint64 // guarded by mu: the file f is open on
+	size  int64     // guarded by mu: f's size after our last look; -1: unknown
+	// cur is f, for waitSync, which must not wait for mu (a writer may
+	// hold it while it waits for another process's lock).
+	cur atomic.Pointer[os.File]
+
+	sc sync.Mutex
+	// sync state, guarded by sc
+	cond    *sync.Cond
+	written uint64 // writes made (bumped under mu, read under sc)
+	synced  uint64
+	syncing bool
+}
+
+func newAppendFile(path string, policy FsyncPolicy, log *slog.Logger) *appendFile {
+	a := &appendFile{path: path, lockPath: lockPathFor(path), policy: policy, log: log, size: -1}
+	a.cond = sync.NewCond(&a.sc)
+	return a
+}
+
+// lockPathFor is "x.lock" for "x.ndjson".
+func lockPathFor(path string) string {
+	ext := filepath.Ext(path)
+	return path[:len(path)-len(ext)] + ".lock"
+}
+
+// locked runs fn holding mu and the cross-process lock, with a.f open on
+// the current file at path (created when missing) and a.size its size,
+// its torn tail (if any) cut off.
+func (a *appendFile) locked(fn func() error) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.exclusive && a.f != nil && a.size >= 0 {
+		return fn()
+	}
+	if a.lockf == nil {
+		lf, err := os.OpenFile(a.lockPath, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return fmt.Errorf("open lock file: %w", err)
+		}
+		a.lockf = lf
+	}
+	if err := lockExclusive(a.lockf); err != nil {
+		return err
+	}
+	defer func() {
+		if err := unlock(a.lockf); err != nil {
+			a.log.Warn("aacp journal: unlock failed", "path", a.lockPath, "err", err)
+		}
+	}()
+	if err := a.current(); err != nil {
+		return err
+	}
+	return fn()
+}
+
+// current makes a.f the file at path and a.size its complete size; mu and
+// the lock are held.
+func (a *appendFile) current() error {
+	fi, err := os.Stat(a.path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		a.retire()
+		f, err := os.OpenFile(a.path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			return fmt.Errorf("create %s: %w", a.path, err)
+		}
+		if fi, err = f.Stat(); err != nil {
+			f.Close()
+			return fmt.Errorf("stat %s: %w", a.path, err)
+		}
+		a.f, a.ino, a.size = f, inode(fi), 0
+		a.cur.Store(f)
+		if a.policy != FsyncNever {
+			syncDir(filepath.Dir(a.path))
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("stat %s: %w", a.path, err)
+	}
+	if a.f == nil || inode(fi) != a.ino {
+		a.retire()
+		f, err := os.OpenFile(a.path, os.O_RDWR|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("open %s: %w", a.path, err)
+		}
+		if fi, err = f.Stat(); err != nil {
+			f.Close()
+			return fmt.Errorf("stat %s: %w", a.path, err)
+		}
+		a.f, a.ino, a.size = f, inode(fi), -1
+		a.cur.Store(f)
+	}
+	if fi.Size() != a.size {
+		n, err := completeSize(a.f, fi.Size())
+		if err != nil {
+			return err
+		}
+		if n != fi.Size() {
+			a.log.Warn("aacp journal: cutting off a torn last line", "path", a.path, "bytes", fi.Size()-n)
+			if err := a.f.Truncate(n); err != nil {
+				return fmt.Errorf("cut the torn tail of %s: %w", a.path, err)
+			}
+		}
+		a.size = n
+	}
+	return nil
+}
+
+// retire syncs (unless the policy is never) and closes a.f, so that
+// waitSync need not look at it again; a waitSync already calling Sync on
+// it gets os.ErrClosed, which it takes for success.
+func (a *appendFile) retire() {
+	if a.f == nil {
+		return
+	}
+	if a.policy != FsyncNever {
+		if err := a.f.Sync(); err != nil {
+			a.log.Warn("aacp journal: fsync of a replaced file failed", "path", a.path, "err", err)
+		}
+	}
+	a.sc.Lock()
+	a.synced = max(a.synced, a.written)
+	a.sc.Unlock()
+	if err := a.f.Close(); err != nil {
+		a.log.Warn("aacp journal: close of a replaced file failed", "path", a.path, "err", err)
+	}
+	a.f = nil
+	a.cur.Store(nil)
+}
+
+// write appends b (whole lines) to a.f; mu and the lock are held. It
+// returns the write's number for waitSync.
+func (a *appendFile) write(b []byte) (uint64, error) {
+	n, err := a.f.Write(b)
+	if err != nil {
+		a.size = -1 // a partial line may be there: check the tail next time
+		return 0, fmt.Errorf("append to %s: %w", a.path, err)
+	}
+	a.size += int64(n)
+	a.sc.Lock()
+	a.written++
+	w := a.written
+	a.sc.Unlock()
+	return w, nil
+}
+
+// rewriteLocked replaces the file's content with data (whole lines), by
+// a renamed temporary file; the locks are held. Other writers notice the
+// new file when they next take the lock.
+func (a *appendFile) rewriteLocked(data []byte) error {
+	{
+		tmp, err := os.CreateTemp(filepath.Dir(a.path), ".rewrite-*")
+		if err != nil {
+			return fmt.Errorf("rewrite %s: %w", a.path, err)
+		}
+		_, err = tmp.Write(data)
+		if err == nil && a.policy != FsyncNever {
+			err = tmp.Sync()
+		}
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(tmp.Name(), a.path)
+		}
+		if err != nil {
+			os.Remove(tmp.Name())
+			return fmt.Errorf("rewrite %s: %w", a.path, err)
+		}
+		if a.policy != FsyncNever {
+			syncDir(filepath.Dir(a.path))
+		}
+		a.retire()
+		return a.current()
+	}
+}
+
+// append writes b under the locks and waits as the policy says.
+func (a *appendFile) append(b []byte) error {
+	var w uint64
+	err := a.locked(func() (err error) {
+		w, err = a.write(b)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if a.policy == FsyncAlways {
+		return a.waitSync(w)
+	}
+	return nil
+}
+
+// waitSync returns once write w is on stable storage.
+func (a *appendFile) waitSync(w uint64) error {
+	a.sc.Lock()
+	defer a.sc.Unlock()
+	for a.synced < w {
+		if a.syncing {
+			a.cond.Wait()
+			continue
+		}
+		a.syncing = true
+		target := a.written
+		a.sc.Unlock()
+		f := a.cur.Load()
+		var err error
+		if f != nil {
+			err = f.Sync()
+		}
+		a.sc.Lock()
+		a.syncing = false
+		a.cond.Broadcast()
+		if err != nil && !errors.Is(err, os.ErrClosed) {
+			return fmt.Errorf("fsync %s: %w", a.path, err)
+		}
+		a.synced = max(a.synced, target)
+	}
+	return nil
+}
+
+// sync forces everything written so far.
+func (a *appendFile) sync() error {
+	a.sc.Lock()
+	w := a.written
+	a.sc.Unlock()
+	return a.waitSync(w)
+}
+
+func (a *appendFile) close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var errs []error
+	if a.f != nil {
+		if a.policy != FsyncNever {
+			errs = append(errs, a.f.Sync())
+		}
+		errs = append(errs, a.f.Close())
+		a.f = nil
+		a.cur.Store(nil)
+	}
+	if a.lockf != nil {
+		errs = append(errs, a.lockf.Close())
+		a.lockf = nil
+	}
+	return errors.Join(errs...)
+}
+
+// syncDir fsyncs a directory so that a file created or renamed in it
+// survives a machine crash. Errors are ignored: some file systems refuse.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+}

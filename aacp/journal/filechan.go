@@ -1,0 +1,296 @@
+package journal
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/mcprt/mcprt/aacp/envelope"
+)
+
+// Channel directory layout: the active segment is messages.ndjson; a full
+// segment is renamed messages.{last seq, 20 digits}.ndjson ("sealed") and
+// a new active segment starts; messages.lock is the lock file; seq.json
+// remembers the highest seq of segments removed by compaction, so that
+// numbering continues after every segment is gone.
+const (
+	activeName  = "messages.ndjson"
+	seqFileName = "seq.json"
+)
+
+// channelFile appends to one channel directory.
+type channelFile struct {
+	dir    string
+	af     *appendFile
+	maxSeg int64
+
+	// The seq of the last line of the active segment as this process last
+	// saw it, valid while the segment is the same file with the same
+	// size. Guarded by af.mu.
+	lastSeq  uint64
+	lastIno  [2]uint64
+	lastSize int64
+}
+
+func newChannelFile(dir string, policy FsyncPolicy, maxSeg int64, s *FileStore) *channelFile {
+	return &channelFile{dir: dir, af: newAppendFile(filepath.Join(dir, activeName), policy, s.log), maxSeg: maxSeg, lastSize: -1}
+}
+
+// seqPrefix is how every encoded envelope starts (Seq is its first field
+// and is zero when encoded): append splices the real number in its place.
+var seqPrefix = []byte(`{"seq":0,`)
+
+// append writes env with the channel's next seq and returns the seq and
+// the write's number for waitSync.
+func (c *channelFile) append(env *envelope.Envelope) (uint64, uint64, error) {
+	env.Seq = 0
+	body, err := json.Marshal(env)
+	if err != nil {
+		return 0, 0, fmt.Errorf("encode the envelope: %w", err)
+	}
+	if !bytes.HasPrefix(body, seqPrefix) {
+		return 0, 0, fmt.Errorf("encode the envelope: unexpected form %.20q", body)
+	}
+	body = body[len(seqPrefix):]
+	var seq, w uint64
+	err = c.af.locked(func() error {
+		last, err := c.last()
+		if err != nil {
+			return err
+		}
+		line := make([]byte, 0, len(body)+32)
+		line = append(line, `{"seq":`...)
+		line = strconv.AppendUint(line, last+1, 10)
+		line = append(line, ',')
+		line = append(line, body...)
+		line = append(line, '\n')
+		if c.af.size > 0 && c.af.size+int64(len(line)) > c.maxSeg {
+			if err := c.rotate(last); err != nil {
+				return err
+			}
+		}
+		if w, err = c.af.write(line); err != nil {
+			return err
+		}
+		seq = last + 1
+		c.lastSeq, c.lastIno, c.lastSize = seq, c.af.ino, c.af.size
+		return nil
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	env.Seq = seq
+	return seq, w, nil
+}
+
+// last returns the highest seq in the channel; af's locks are held.
+func (c *channelFile) last() (uint64, error) {
+	if c.lastSize == c.af.size && c.lastIno == c.af.ino {
+		return c.lastSeq, nil
+	}
+	var seq uint64
+	if c.af.size > 0 {
+		line, err := lastLine(c.af.f, c.af.size)
+		if err != nil {
+			return 0, err
+		}
+		var head struct {
+			Seq uint64 `json:"seq"`
+		}
+		if err := json.Unmarshal(line, &head); err != nil || head.Seq == 0 {
+			// A damaged last line: find the highest seq the slow way.
+			if seq, err = maxSeqIn(c.af.f, c.af.size); err != nil {
+				return 0, err
+			}
+		} else {
+			seq = head.Seq
+		}
+	}
+	if seq == 0 { // an empty active segment: continue from the sealed ones
+		var err error
+		if seq, err = c.sealedBase(); err != nil {
+			return 0, err
+		}
+	}
+	c.lastSeq, c.lastIno, c.lastSize = seq, c.af.ino, c.af.size
+	return seq, nil
+}
+
+// sealedBase is the highest seq of sealed or compacted segments.
+func (c *channelFile) sealedBase() (uint64, error) {
+	segs, err := listSealed(c.dir)
+	if err != nil {
+		return 0, err
+	}
+	base := readSeqFile(c.dir)
+	if n := len(segs); n > 0 {
+		base = max(base, segs[n-1].last)
+	}
+	return base, nil
+}
+
+// rotate seals the active segment, whose last seq is last; af's locks are
+// held. The next write creates a new active segment.
+func (c *channelFile) rotate(last uint64) error {
+	sealed := filepath.Join(c.dir, sealedName(last))
+	if err := os.Rename(c.af.path, sealed); err != nil {
+		return fmt.Errorf("seal segment %s: %w", sealed, err)
+	}
+	c.af.retire() // syncs the sealed segment
+	if c.af.policy != FsyncNever {
+		syncDir(c.dir)
+	}
+	return c.af.current()
+}
+
+// compact removes sealed segments whose last seq is below `below`.
+func (c *channelFile) compact(below uint64) (int, error) {
+	n := 0
+	err := c.af.locked(func() error {
+		segs, err := listSealed(c.dir)
+		if err != nil {
+			return err
+		}
+		var drop []segment
+		for _, s := range segs {
+			if s.last < below {
+				drop = append(drop, s)
+			}
+		}
+		if len(drop) == 0 {
+			return nil
+		}
+		if top := drop[len(drop)-1].last; top > readSeqFile(c.dir) {
+			if err := writeSeqFile(c.dir, top, c.af.policy); err != nil {
+				return err
+			}
+		}
+		for _, s := range drop {
+			if err := os.Remove(s.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("remove segment: %w", err)
+			}
+			n++
+		}
+		if c.af.policy != FsyncNever {
+			syncDir(c.dir)
+		}
+		return nil
+	})
+	return n, err
+}
+
+// segment is a sealed segment file.
+type segment struct {
+	path string
+	last uint64
+}
+
+func sealedName(last uint64) string { return fmt.Sprintf("messages.%020d.ndjson", last) }
+
+// listSealed returns a channel's sealed segments, oldest first.
+func listSealed(dir string) ([]segment, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("list segments: %w", err)
+	}
+	var out []segment
+	for _, e := range ents {
+		mid, ok := strings.CutPrefix(e.Name(), "messages.")
+		if !ok {
+			continue
+		}
+		num, ok := strings.CutSuffix(mid, ".ndjson")
+		if !ok || len(num) != 20 {
+			continue
+		}
+		last, err := strconv.ParseUint(num, 10, 64)
+		if err != nil {
+			continue
+		}
+		out = append(out, segment{path: filepath.Join(dir, e.Name()), last: last})
+	}
+	slices.SortFunc(out, func(a, b segment) int {
+		switch {
+		case a.last < b.last:
+			return -1
+		case a.last > b.last:
+			return 1
+		}
+		return 0
+	})
+	return out, nil
+}
+
+func readSeqFile(dir string) uint64 {
+	b, err := os.ReadFile(filepath.Join(dir, seqFileName))
+	if err != nil {
+		return 0
+	}
+	var v struct {
+		LastSeq uint64 `json:"lastSeq"`
+	}
+	if json.Unmarshal(b, &v) != nil {
+		return 0
+	}
+	return v.LastSeq
+}
+
+func writeSeqFile(dir string, last uint64, policy FsyncPolicy) error {
+	tmp := filepath.Join(dir, ".seq.json.tmp")
+	data := fmt.Appendf(nil, "{\"lastSeq\":%d}\n", last)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", seqFileName, err)
+	}
+	_, err = f.Write(data)
+	if err == nil && policy != FsyncNever {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(dir, seqFileName))
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", seqFileName, err)
+	}
+	return nil
+}
+
+// maxSeqIn scans the first size bytes of f for the highest seq.
+func maxSeqIn(f *os.File, size int64) (uint64, error) {
+	data := make([]byte, size)
+	if _, err := f.ReadAt(data, 0); err != nil {
+		return 0, fmt.Errorf("read %s: %w", f.Name(), err)
+	}
+	var top uint64
+	eachLine(data, func(line []byte) {
+		var head struct {
+			Seq uint64 `json:"seq"`
+		}
+		if json.Unmarshal(line, &head) == nil {
+			top = max(top, head.Seq)
+		}
+	})
+	return top, nil
+}
+
+// lastSequence reads the channel's highest seq without appending.
+func (c *channelFile) lastSequence() (uint64, error) {
+	var seq uint64
+	err := c.af.locked(func() (err error) {
+		seq, err = c.last()
+		return err
+	})
+	return seq, err
+}

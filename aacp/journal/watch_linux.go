@@ -1,0 +1,100 @@
+//go:build linux
+
+package journal
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"syscall"
+)
+
+// watcher reports changes under the channels directory through inotify:
+// a watch on the directory itself (a channel appears) and one on each
+// channel directory added (a segment is written, created or renamed).
+type watcher struct {
+	f       *os.File // never changes
+	fd      int
+	root    int // watch descriptor of the channels directory
+	onEvent func(newDir bool)
+	log     *slog.Logger
+	done    chan struct{}
+	mu      sync.Mutex
+	closed  bool // guarded by mu
+}
+
+const (
+	dirMask  = syscall.IN_CREATE | syscall.IN_MOVED_TO | syscall.IN_DELETE
+	chanMask = syscall.IN_MODIFY | syscall.IN_CREATE | syscall.IN_MOVED_TO | syscall.IN_CLOSE_WRITE
+)
+
+func newWatcher(root string, onEvent func(newDir bool), log *slog.Logger) (*watcher, error) {
+	fd, err := syscall.InotifyInit1(syscall.IN_NONBLOCK | syscall.IN_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("inotify_init1: %w", err)
+	}
+	wd, err := syscall.InotifyAddWatch(fd, root, dirMask)
+	if err != nil {
+		syscall.Close(fd)
+		return nil, fmt.Errorf("watch %s: %w", root, err)
+	}
+	// A non-blocking descriptor in an *os.File goes through the runtime
+	// poller: Read parks the goroutine, and Close wakes it.
+	w := &watcher{f: os.NewFile(uintptr(fd), "inotify"), fd: fd, root: wd, onEvent: onEvent, log: log, done: make(chan struct{})}
+	go w.loop()
+	return w, nil
+}
+
+func (w *watcher) add(dir string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return errors.New("watcher closed")
+	}
+	_, err := syscall.InotifyAddWatch(w.fd, dir, chanMask)
+	return err
+}
+
+func (w *watcher) loop() {
+	defer close(w.done)
+	buf := make([]byte, 64*(syscall.SizeofInotifyEvent+syscall.NAME_MAX+1))
+	for {
+		n, err := w.f.Read(buf)
+		if err != nil {
+			if !errors.Is(err, os.ErrClosed) {
+				w.log.Warn("aacp journal: inotify read failed; polling only", "err", err)
+			}
+			return
+		}
+		newDir, any := false, false
+		for off := 0; off+syscall.SizeofInotifyEvent <= n; {
+			// struct inotify_event: int32 wd, uint32 mask, uint32 cookie,
+			// uint32 len, then len bytes of name.
+			wd := int32(binary.NativeEndian.Uint32(buf[off:]))
+			mask := binary.NativeEndian.Uint32(buf[off+4:])
+			nameLen := binary.NativeEndian.Uint32(buf[off+12:])
+			if int(wd) == w.root || mask&syscall.IN_Q_OVERFLOW != 0 {
+				newDir = true
+			}
+			any = true
+			off += syscall.SizeofInotifyEvent + int(nameLen)
+		}
+		if any {
+			w.onEvent(newDir)
+		}
+	}
+}
+
+func (w *watcher) close() {
+	w.mu.Lock()
+	was := w.closed
+	w.closed = true
+	w.mu.Unlock()
+	if !was {
+		w.f.Close()
+		<-w.done
+	}
+}
