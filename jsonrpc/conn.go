@@ -189,14 +189,13 @@ func (c *Conn) readLoop() {
 			c.report(nil)
 			return
 		}
-		var werr *Error
 		switch {
 		case err == nil:
 			if !c.handleMessage(msg) {
 				return
 			}
-		case errors.As(err, &werr):
-			c.replyError(nil, ID{}, nil, werr)
+		case isWireError(err):
+			c.replyError(nil, ID{}, nil, asWireError(err))
 		case err == io.EOF:
 			c.report(nil)
 			return
@@ -205,6 +204,20 @@ func (c *Conn) readLoop() {
 			return
 		}
 	}
+}
+
+// isWireError reports whether a read error is a message the transport
+// could not deliver, to be answered with that error. (A separate function
+// so that the reader's loop allocates nothing for errors.As.)
+func isWireError(err error) bool {
+	var e *Error
+	return errors.As(err, &e)
+}
+
+func asWireError(err error) *Error {
+	var e *Error
+	errors.As(err, &e)
+	return e
 }
 
 // report hands the reader's final result to Serve.

@@ -224,7 +224,7 @@ func admits(mode string) string {
 	case core.ModeReadOnly:
 		return "only tools whose annotations say readOnlyHint: true"
 	case core.ModeMinimal:
-		return "only the essential observer tools (server_ping, health)"
+		return "only tools marked Essential"
 	}
 	return "every tool"
 }
@@ -254,8 +254,9 @@ func AddTypedTool[In, Out any](s *Server, t Tool, h func(ctx context.Context, re
 		}
 		t.InputSchema = schema
 	}
-	if len(t.OutputSchema) == 0 {
-		schema, ok, err := deriveOutputSchema(reflect.TypeFor[Out]())
+	out := reflect.TypeFor[Out]() // a CallToolResult is the result itself: it has no output schema
+	if len(t.OutputSchema) == 0 && out != reflect.TypeFor[CallToolResult]() && out != reflect.TypeFor[*CallToolResult]() {
+		schema, ok, err := deriveOutputSchema(out)
 		if err != nil {
 			return core.Errorf(core.CodeInvalidArgument, "tool %q: cannot derive an output schema from %v: %v",
 				t.Name, reflect.TypeFor[Out](), err)
@@ -264,8 +265,14 @@ func AddTypedTool[In, Out any](s *Server, t Tool, h func(ctx context.Context, re
 			t.OutputSchema = schema
 		}
 	}
+	// Decoding {} into a struct leaves it as it is: skip the decoder for
+	// the commonest call.
+	isStruct := reflect.TypeFor[In]().Kind() == reflect.Struct
 	t.Handler = func(ctx context.Context, req *CallToolRequest) (any, error) {
 		var in In
+		if isStruct && string(req.Arguments) == "{}" {
+			return h(ctx, req, in)
+		}
 		if err := json.Unmarshal(req.Arguments, &in); err != nil {
 			return nil, core.Errorf(core.CodeInvalidArgument, "arguments do not fit the tool's input type: %v", err)
 		}
