@@ -1,4 +1,4 @@
-// Package bench holds mcprt's performance benchmarks (SPEC §15, issue 4).
+// Package bench holds mcprt's performance benchmarks.
 // The package itself has no API: its _test.go files are the benchmarks,
 // and its subpackages are the tools around them.
 //
