@@ -45,6 +45,7 @@ type TransportConfig struct {
 // ToolsConfig is the "tools" section of the configuration.
 type ToolsConfig struct {
 	DefaultTimeoutMs         int               `json:"defaultTimeoutMs" help:"Deadline of a tools/call without its own timeout, in milliseconds."`
+	ClientRequestTimeoutMs   int               `json:"clientRequestTimeoutMs" help:"How long a request the server sends to the client (ping, roots/list, sampling, elicitation) waits for its answer, in milliseconds, unless the caller's deadline is sooner."`
 	MaxPayloadBytes          int               `json:"maxPayloadBytes" help:"Largest tools/call arguments, in bytes."`
 	MaxStateBytes            int               `json:"maxStateBytes" help:"Largest agent state returned by agent_get_state, in bytes."`
 	MaxResultBytes           int               `json:"maxResultBytes" help:"Largest tool result, in bytes."`
@@ -82,7 +83,19 @@ type SecurityConfig struct {
 // AACPConfig is the "aacp" section of the configuration.
 type AACPConfig struct {
 	DefaultTTLMs int    `json:"defaultTtlMs" help:"Default time-to-live of agent messages, in milliseconds."`
-	DataDir      string `json:"dataDir" config:"nonempty" help:"Directory of the agent messaging data (journals, ledgers)."`
+	DataDir      string `json:"dataDir" config:"nonempty" help:"Directory of the agent messaging data (journals, ledgers); relative to the working directory. Sessions meet only when they share one directory: give them the same absolute path."`
+	// AgentID is the agent the aacp_* tools act for when a call names
+	// none; "" derives one from the host name and the process id.
+	AgentID string `json:"agentId" help:"Agent id the aacp_* tools act for by default (letters, digits, '.', '_', '-'; at most 64 bytes); empty derives one from the host name and process id, which changes at every start."`
+	// AgentType is the type that agent is registered with on first use.
+	AgentType string `json:"agentType" config:"enum=Manager|Implementation|AdHoc" help:"Type the default agent is registered with on first use of an aacp_* tool."`
+	// Fsync is the journal's durability policy.
+	Fsync string `json:"fsync" config:"enum=always|batch|never" help:"When agent messages reach stable storage: always (before a send returns), batch (every maintenance tick) or never (left to the operating system)."`
+	// AckTimeoutMs, when not 0, replaces the per-type acknowledgement
+	// timeouts (and then MaxRetries and RetryBaseMs the retry budgets).
+	AckTimeoutMs int `json:"ackTimeoutMs" config:"min=0" help:"Acknowledgement timeout of every message type, in milliseconds; 0 keeps the protocol's per-type table (TASK_ASSIGNMENT 30s, TASK_UPDATE 15s, ...)."`
+	MaxRetries   int `json:"maxRetries" config:"min=0,max=100" help:"Retransmissions after the first when aacp.ackTimeoutMs is set."`
+	RetryBaseMs  int `json:"retryBaseMs" help:"Wait before the first retry when aacp.ackTimeoutMs is set, in milliseconds; each later retry waits twice as long, with jitter."`
 }
 
 // Mode values of server.mode: which tools a server admits.
@@ -132,12 +145,13 @@ func DefaultConfig(version string) Config {
 		Transport: TransportConfig{MaxMessageBytes: 4194304, MaxInFlight: 1024, MaxOutputBytes: 1048576,
 			MaxBatchResponseBytes: 16777216},
 		Tools: ToolsConfig{
-			DefaultTimeoutMs: 30000,
-			MaxPayloadBytes:  1048576,
-			MaxStateBytes:    262144,
-			MaxResultBytes:   10485760,
-			PageSize:         100,
-			AdminPolicy:      AdminPolicyConfig{Mode: AdminPolicyDenyAll},
+			DefaultTimeoutMs:       30000,
+			ClientRequestTimeoutMs: 60000,
+			MaxPayloadBytes:        1048576,
+			MaxStateBytes:          262144,
+			MaxResultBytes:         10485760,
+			PageSize:               100,
+			AdminPolicy:            AdminPolicyConfig{Mode: AdminPolicyDenyAll},
 		},
 		Resources: ResourcesConfig{MaxConcurrentExecutions: 10},
 		Logging: LoggingConfig{
@@ -146,7 +160,8 @@ func DefaultConfig(version string) Config {
 			RedactKeys: []string{"token", "key", "secret", "password", "apiKey",
 				"authorization", "bearer", "session", "cookie"},
 		},
-		AACP: AACPConfig{DefaultTTLMs: 86400000, DataDir: ".mcprt"},
+		AACP: AACPConfig{DefaultTTLMs: 86400000, DataDir: ".mcprt", AgentType: "AdHoc", Fsync: "always",
+			MaxRetries: 3, RetryBaseMs: 1000},
 	}
 }
 

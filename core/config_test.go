@@ -73,13 +73,14 @@ func TestDefaultConfig(t *testing.T) {
 	want := Config{
 		Server:    ServerConfig{Name: "mcprt", Version: "1.2.3", Mode: "FULL", ShutdownTimeoutMs: 10000, StartupTimeoutMs: 10000, Instructions: ""},
 		Transport: TransportConfig{MaxMessageBytes: 4194304, MaxInFlight: 1024, MaxOutputBytes: 1048576, MaxBatchResponseBytes: 16777216},
-		Tools: ToolsConfig{DefaultTimeoutMs: 30000, MaxPayloadBytes: 1048576, MaxStateBytes: 262144, MaxResultBytes: 10485760,
+		Tools: ToolsConfig{DefaultTimeoutMs: 30000, ClientRequestTimeoutMs: 60000, MaxPayloadBytes: 1048576, MaxStateBytes: 262144, MaxResultBytes: 10485760,
 			PageSize: 100, AdminRegistrationEnabled: false, AdminPolicy: AdminPolicyConfig{Mode: "deny_all", TokenEnvVar: ""}},
 		Resources: ResourcesConfig{MaxConcurrentExecutions: 10},
 		Logging: LoggingConfig{Level: "info", RedactKeys: []string{"token", "key", "secret", "password", "apiKey",
 			"authorization", "bearer", "session", "cookie"}, MaxBufferBytes: 1048576},
 		Security: SecurityConfig{DynamicRegistrationEnabled: false, AllowArbitraryCodeTools: false},
-		AACP:     AACPConfig{DefaultTTLMs: 86400000, DataDir: ".mcprt"},
+		AACP: AACPConfig{DefaultTTLMs: 86400000, DataDir: ".mcprt", AgentID: "", AgentType: "AdHoc", Fsync: "always",
+			AckTimeoutMs: 0, MaxRetries: 3, RetryBaseMs: 1000},
 	}
 	if got := DefaultConfig("1.2.3"); !reflect.DeepEqual(got, want) {
 		t.Errorf("DefaultConfig = %+v, want %+v", got, want)
@@ -131,6 +132,7 @@ var keyCases = []struct {
 	{"transport.maxOutputBytes", `80`, "80", func(c *Config) { c.Transport.MaxOutputBytes = 80 }},
 	{"transport.maxBatchResponseBytes", `81`, "81", func(c *Config) { c.Transport.MaxBatchResponseBytes = 81 }},
 	{"tools.defaultTimeoutMs", `9`, "9", func(c *Config) { c.Tools.DefaultTimeoutMs = 9 }},
+	{"tools.clientRequestTimeoutMs", `15`, "15", func(c *Config) { c.Tools.ClientRequestTimeoutMs = 15 }},
 	{"tools.maxPayloadBytes", `10`, "10", func(c *Config) { c.Tools.MaxPayloadBytes = 10 }},
 	{"tools.maxStateBytes", `11`, "11", func(c *Config) { c.Tools.MaxStateBytes = 11 }},
 	{"tools.maxResultBytes", `12`, "12", func(c *Config) { c.Tools.MaxResultBytes = 12 }},
@@ -146,6 +148,12 @@ var keyCases = []struct {
 	{"security.allowArbitraryCodeTools", `false`, "0", func(c *Config) {}},
 	{"aacp.defaultTtlMs", `9007199254740991`, "9007199254740991", func(c *Config) { c.AACP.DefaultTTLMs = 9007199254740991 }},
 	{"aacp.dataDir", `"/var/lib/mcprt"`, "/var/lib/mcprt", func(c *Config) { c.AACP.DataDir = "/var/lib/mcprt" }},
+	{"aacp.agentId", `"manager_001"`, "manager_001", func(c *Config) { c.AACP.AgentID = "manager_001" }},
+	{"aacp.agentType", `"Manager"`, "Manager", func(c *Config) { c.AACP.AgentType = "Manager" }},
+	{"aacp.fsync", `"batch"`, "batch", func(c *Config) { c.AACP.Fsync = "batch" }},
+	{"aacp.ackTimeoutMs", `250`, "250", func(c *Config) { c.AACP.AckTimeoutMs = 250 }},
+	{"aacp.maxRetries", `0`, "0", func(c *Config) { c.AACP.MaxRetries = 0 }},
+	{"aacp.retryBaseMs", `16`, "16", func(c *Config) { c.AACP.RetryBaseMs = 16 }},
 }
 
 func TestConfigEachKey(t *testing.T) {
@@ -183,12 +191,13 @@ func TestConfigEachKey(t *testing.T) {
 func TestConfigAllKeysInOneFile(t *testing.T) {
 	file := `{"server":{"name":"srv","version":"9.9","mode":"READONLY","shutdownTimeoutMs":5,"startupTimeoutMs":6,"instructions":"use it\nwell"},
 	"transport":{"maxMessageBytes":7,"maxInFlight":8,"maxOutputBytes":80,"maxBatchResponseBytes":81},
-	"tools":{"defaultTimeoutMs":9,"maxPayloadBytes":10,"maxStateBytes":11,"maxResultBytes":12,"pageSize":13,
+	"tools":{"defaultTimeoutMs":9,"clientRequestTimeoutMs":15,"maxPayloadBytes":10,"maxStateBytes":11,"maxResultBytes":12,"pageSize":13,
 	  "adminRegistrationEnabled":true,"adminPolicy":{"mode":"local_stdio_only","tokenEnvVar":"ADMIN_TOKEN"}},
 	"resources":{"maxConcurrentExecutions":14},
 	"logging":{"level":"debug","redactKeys":["jwt"," x y "],"maxBufferBytes":82},
 	"security":{"dynamicRegistrationEnabled":true,"allowArbitraryCodeTools":false},
-	"aacp":{"defaultTtlMs":9007199254740991,"dataDir":"/var/lib/mcprt"}}`
+	"aacp":{"defaultTtlMs":9007199254740991,"dataDir":"/var/lib/mcprt","agentId":"manager_001","agentType":"Manager","fsync":"batch",
+	  "ackTimeoutMs":250,"maxRetries":0,"retryBaseMs":16}}`
 	want := DefaultConfig("v1")
 	for _, tc := range keyCases {
 		tc.want(&want)
@@ -274,6 +283,7 @@ func TestEnvName(t *testing.T) {
 		"transport.maxBatchResponseBytes":     "MCPRT_TRANSPORT_MAX_BATCH_RESPONSE_BYTES",
 		"logging.maxBufferBytes":              "MCPRT_LOGGING_MAX_BUFFER_BYTES",
 		"tools.defaultTimeoutMs":              "MCPRT_TOOLS_DEFAULT_TIMEOUT_MS",
+		"tools.clientRequestTimeoutMs":        "MCPRT_TOOLS_CLIENT_REQUEST_TIMEOUT_MS",
 		"tools.maxPayloadBytes":               "MCPRT_TOOLS_MAX_PAYLOAD_BYTES",
 		"tools.maxStateBytes":                 "MCPRT_TOOLS_MAX_STATE_BYTES",
 		"tools.maxResultBytes":                "MCPRT_TOOLS_MAX_RESULT_BYTES",
@@ -288,6 +298,12 @@ func TestEnvName(t *testing.T) {
 		"security.allowArbitraryCodeTools":    "MCPRT_SECURITY_ALLOW_ARBITRARY_CODE_TOOLS",
 		"aacp.defaultTtlMs":                   "MCPRT_AACP_DEFAULT_TTL_MS",
 		"aacp.dataDir":                        "MCPRT_AACP_DATA_DIR",
+		"aacp.agentId":                        "MCPRT_AACP_AGENT_ID",
+		"aacp.agentType":                      "MCPRT_AACP_AGENT_TYPE",
+		"aacp.fsync":                          "MCPRT_AACP_FSYNC",
+		"aacp.ackTimeoutMs":                   "MCPRT_AACP_ACK_TIMEOUT_MS",
+		"aacp.maxRetries":                     "MCPRT_AACP_MAX_RETRIES",
+		"aacp.retryBaseMs":                    "MCPRT_AACP_RETRY_BASE_MS",
 		// Beyond the keys: acronyms and digits.
 		"a.maxHTTPBytes": "MCPRT_A_MAX_HTTP_BYTES",
 		"a.b2cId":        "MCPRT_A_B2C_ID",
@@ -308,7 +324,7 @@ func TestConfigKeysCoverConfig(t *testing.T) {
 	var paths []string
 	for _, k := range ConfigKeys() {
 		paths = append(paths, k.Path)
-		if k.Env == "" || k.Default == "" && k.Path != "server.instructions" && k.Path != "tools.adminPolicy.tokenEnvVar" ||
+		if k.Env == "" || k.Default == "" && k.Path != "server.instructions" && k.Path != "tools.adminPolicy.tokenEnvVar" && k.Path != "aacp.agentId" ||
 			k.Allowed == "" || k.Meaning == "" {
 			t.Errorf("incomplete ConfigKey %+v", k)
 		}

@@ -152,6 +152,7 @@ func (sess *Session) handleCall(ctx context.Context, req *jsonrpc.Request) (any,
 	}
 	c.req = CallToolRequest{Session: sess, Name: name, Arguments: args, Meta: Meta(p.Meta),
 		ProtocolVersion: sess.ProtocolVersion(), RunID: c.runID, CorrelationID: c.cid}
+	c.req.progress = newProgressReporter(sess, c, c.req.Meta, c.req.ProtocolVersion)
 	// Step 4: payload size.
 	c.payload = core.CompactLen(args)
 	if c.payload > s.cfg.Tools.MaxPayloadBytes {
@@ -263,6 +264,7 @@ func (c *toolCall) deadline() {
 	}
 	c.expired = true
 	c.mu.Unlock()
+	c.req.progress.end() // no progress after the TIMEOUT answer
 	jsonrpc.CancelRequest(c.Context, errTimeout)
 	ms := c.timeout().Milliseconds()
 	e := c.stamp(core.NewError(core.CodeTimeout, fmt.Sprintf("the tool did not finish within its %d ms deadline; "+
@@ -282,6 +284,7 @@ func (c *toolCall) stop(timer core.Timer) bool {
 	c.returned = true
 	expired := c.expired
 	c.mu.Unlock()
+	c.req.progress.end() // before the answer: no progress follows it
 	if expired {
 		<-c.deadlineDone
 		return true

@@ -71,6 +71,130 @@
 // completion record to the log (two for a timeout: timeout, then
 // late_completed) whose outcome says what the client saw.
 //
+// # Resources
+//
+// AddResource registers a resource with a fixed, absolute URI;
+// AddResourceTemplate registers an RFC 6570 URI template (levels 1-4, such
+// as file:///logs/{day} or db://{table}/{id}{?fields*}) whose handler
+// reads every URI that matches it and gets the template's variables,
+// percent-decoded. resources/list (sorted by URI) and
+// resources/templates/list (sorted by template) page like tools/list.
+// resources/read looks for a resource with exactly the URI first, then
+// for the first template, in listed order, that matches the URI whole. A
+// URI that names nothing, or whose handler returns a NOT_FOUND
+// *core.Error, is -32002 "Resource not found" with data {code:
+// "NOT_FOUND", uri, correlationId} — the code these revisions use for it,
+// told apart from "Not initialized" by data.code. Any other handler
+// error, a panic, an invalid result or one over tools.maxResultBytes is
+// -32603 saying what failed; a *jsonrpc.Error from a handler is sent as
+// is. Contents are text (TextResource) or base64 blobs (BlobResource).
+//
+// resources/subscribe needs a URI that resources/read would serve;
+// subscribing twice is subscribing once, unsubscribing from anything
+// succeeds, and a session's subscriptions end with it (at most 4096 per
+// session; URIs of at most 8192 bytes). Server.ResourceUpdated sends
+// notifications/resources/updated to the running sessions subscribed to
+// exactly that URI, and to no other. Adding or removing a resource or a
+// template sends notifications/resources/list_changed to every running
+// session.
+//
+// # Prompts
+//
+// AddPrompt registers a prompt: a name (the same rule as tool names),
+// arguments (strings; some required) and a handler that renders its
+// messages. prompts/list pages like tools/list. prompts/get checks that
+// arguments is an object of strings and that every required argument is
+// there (-32602 naming the missing ones; an unknown prompt is -32602
+// too); arguments the prompt does not declare reach the handler as well.
+// Message content is text, image, audio, resource_link or an embedded
+// resource, fitted to the session's revision as ContentForRevision says.
+// Adding or removing a prompt sends notifications/prompts/list_changed.
+//
+// # Completion
+//
+// A Prompt or a ResourceTemplate may carry a Complete function (see
+// CompletionsFrom for the common case). completion/complete finds it by
+// its ref — {type: "ref/prompt", name} or {type: "ref/resource", uri: the
+// template's uriTemplate} — checks that the argument is one the prompt
+// declares or the template has, and passes the value typed so far and,
+// from 2025-06-18, context.arguments. At most 100 values are sent; a
+// longer list is cut, with hasMore true and total at least its length. An
+// unknown ref is -32602; a prompt or template without a Complete function
+// completes to no values.
+//
+// # Capabilities
+//
+// initialize advertises what the server serves, and a method whose
+// capability was not advertised answers -32601 as if it did not exist.
+// tools is always served. resources ({subscribe: true, listChanged:
+// true}) is served from the first AddResource or AddResourceTemplate on,
+// prompts ({listChanged: true}) from the first AddPrompt, completions
+// ({}) from the first prompt or template with a Complete function; each
+// stays served for the rest of the server's life, even when everything is
+// removed again (the lists are then empty), because clients were told so.
+// Register resources and prompts before serving: a session that
+// initialized before the first registration was not told about them.
+// Revision 2024-11-05 has completion/complete but no completions
+// capability. Listings follow the session's revision: title and _meta
+// from 2025-06-18, icons from 2025-11-25, annotations.lastModified from
+// 2025-06-18.
+//
+// # Client logging
+//
+// initialize always advertises logging ({}). Handlers send messages to
+// the client with Session.Log (or CallToolRequest.Log, whose logger is the
+// tool's name) as notifications/message {level, logger?, data}. The
+// client picks the least severe level it wants with logging/setLevel
+// (debug, info, notice, warning, error, critical, alert, emergency;
+// anything else is -32602 listing them); until it does, the session sends
+// info and above (DefaultClientLogLevel). Nothing is sent before the
+// client's notifications/initialized. Data goes through the redaction and
+// sanitization of the stderr logs: values under logging.redactKeys become
+// "[REDACTED]" at any depth and control characters become \u00xx escapes,
+// on a copy. Each session sends at most ClientLogRate (10) messages a
+// second, in bursts of up to ClientLogBurst (50); the rest are dropped
+// (Log returns ErrLogDropped) and counted, and as soon as the rate allows
+// the client gets one message, at warning or the session's level if
+// higher, saying how many. The server's own logs are never forwarded: the
+// client sees only what handlers send.
+//
+// # Progress
+//
+// When a request's _meta carries a progressToken, CallToolRequest.Progress
+// sends notifications/progress {progressToken, progress, total?,
+// message?} (message from 2025-03-26). progress must increase with every
+// report; a value that does not is refused and nothing is sent. Once the
+// call has been answered (returned, timed out, cancelled, session closed)
+// Progress returns ErrProgressEnded: no progress ever follows the answer.
+// Without a token it returns ErrNoProgressToken, which handlers may
+// ignore.
+//
+// # Requests to the client
+//
+// A handler reaches the client through its session: Ping, ListRoots
+// (roots/list; needs the client's roots capability; cached until
+// notifications/roots/list_changed when the client declared listChanged,
+// and OnRootsListChanged runs a hook on each change), CreateMessage
+// (sampling/createMessage; needs sampling) and Elicit (elicitation/create
+// from 2025-06-18; needs elicitation; URL mode from 2025-11-25 and only
+// with elicitation.url). A request the client or the revision cannot take
+// fails at once with a NOT_IMPLEMENTED *core.Error; none is sent before
+// the session runs (ping excepted). Each waits at most
+// tools.clientRequestTimeoutMs (default 60000), or less when the caller's
+// context ends sooner; a request given up this way (TIMEOUT, or the
+// context's cause) is followed by notifications/cancelled naming it.
+//
+// # Content by revision
+//
+// Nothing newer than the negotiated revision is sent. Tool results and
+// sampling messages are fitted with ContentForRevision: audio (from
+// 2025-03-26) becomes a text block saying audio was omitted,
+// resource_link (from 2025-06-18) a text block naming the link, an
+// unknown block type a text block saying it was omitted; _meta on blocks
+// and annotations.lastModified are dropped before 2025-06-18, icons on
+// resource links before 2025-11-25, and members a block's type does not
+// have in every revision. structuredContent is sent from 2025-06-18.
+//
 // # Concurrency
 //
 // Requests run concurrently; a slow tool never blocks ping. A tool handler

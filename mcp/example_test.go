@@ -10,40 +10,46 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/jsonrpc"
 	"github.com/mcprt/mcprt/mcp"
 )
 
-// exchange runs a session of srv, sends the handshake and then each request
-// line, and prints the result (or error) of each request, one per line.
+// exchange runs a session of srv over the in-memory transport, sends the
+// handshake and then each request, and prints the result (or error) of
+// each request, one per line.
 func exchange(srv *mcp.Server, requests ...string) {
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	sess := srv.NewSession(inR, outW)
+	server, client := jsonrpc.NewMemoryPair()
+	sess := srv.Connect(server, nil)
 	go func() { _ = sess.Serve(context.Background()) }()
-	replies := bufio.NewScanner(outR)
-	send := func(line string) { _, _ = io.WriteString(inW, line+"\n") }
+	send := func(msg string) {
+		_ = client.Write(context.Background(), jsonrpc.Outgoing{Data: []byte(msg + "\n")})
+	}
+	reply := func() []byte {
+		msg, err := client.Read()
+		if err != nil {
+			panic(err)
+		}
+		return msg
+	}
 
 	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"example","version":"1"}}}`)
-	replies.Scan()
+	reply()
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	for _, req := range requests {
 		send(req)
-		replies.Scan()
 		var m struct {
 			Result json.RawMessage `json:"result"`
 			Error  json.RawMessage `json:"error"`
 		}
-		_ = json.Unmarshal(replies.Bytes(), &m)
+		_ = json.Unmarshal(reply(), &m)
 		if m.Error != nil {
 			fmt.Println("error:", string(m.Error))
 			continue
 		}
 		fmt.Println(string(m.Result))
 	}
-	inW.Close()
 	sess.Close()
 	_ = sess.Wait(context.Background())
-	outW.Close()
 }
 
 // A typed tool: the input schema is derived from GreetIn, arguments are
@@ -61,7 +67,7 @@ func ExampleAddTypedTool() {
 		panic(err)
 	}
 	err = mcp.AddTypedTool(srv, mcp.Tool{Name: "greet", Description: "Greets someone by name."},
-		func(ctx context.Context, in GreetIn) (GreetOut, error) {
+		func(ctx context.Context, req *mcp.CallToolRequest, in GreetIn) (GreetOut, error) {
 			mcp.Logger(ctx).Info("greeting", "name", in.Name) // scoped with correlationId and runId
 			return GreetOut{Greeting: "Hello, " + in.Name + "!"}, nil
 		})
@@ -90,7 +96,7 @@ func ExampleToolHandler_cancellation() {
 		Name:        "crunch",
 		Description: "Crunches numbers for up to a minute.",
 		Timeout:     20 * time.Millisecond,
-		Handler: func(ctx context.Context, args json.RawMessage) (any, error) {
+		Handler: func(ctx context.Context, req *mcp.CallToolRequest) (any, error) {
 			work := time.NewTimer(time.Minute)
 			defer work.Stop()
 			select {
@@ -123,11 +129,11 @@ func ExampleServer_AddTool() {
 		Description: "Upper-cases a message.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: mcp.Bool(true)},
-		Handler: func(ctx context.Context, args json.RawMessage) (any, error) {
+		Handler: func(ctx context.Context, req *mcp.CallToolRequest) (any, error) {
 			var in struct {
 				Message string `json:"message"`
 			}
-			if err := json.Unmarshal(args, &in); err != nil {
+			if err := json.Unmarshal(req.Arguments, &in); err != nil {
 				return nil, err
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(strings.ToUpper(in.Message))}}, nil
@@ -139,4 +145,35 @@ func ExampleServer_AddTool() {
 	exchange(srv, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"shout","arguments":{"message":"hi"}}}`)
 	// Output:
 	// {"content":[{"type":"text","text":"HI"}],"isError":false}
+}
+
+// Run serves one session over a transport (here the newline-delimited one
+// over pipes, as stdio is) until the input ends, the client sends
+// shutdown, or ctx is done, then shuts the session down gracefully.
+func ExampleServer_Run() {
+	srv, err := mcp.NewServer(mcp.Options{Name: "demo", Version: "1.0.0"})
+	if err != nil {
+		panic(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(context.Background(), srv.Lines(inR, outW)) }()
+	replies := bufio.NewScanner(outR)
+	for _, msg := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"example","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"shutdown"}`,
+	} {
+		_, _ = io.WriteString(inW, msg+"\n")
+		if strings.Contains(msg, `"id"`) {
+			replies.Scan()
+			fmt.Println(replies.Text())
+		}
+	}
+	fmt.Println("Run returned:", <-done)
+	// Output:
+	// {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":true},"logging":{}},"serverInfo":{"name":"demo","version":"1.0.0"}}}
+	// {"jsonrpc":"2.0","id":2,"result":{}}
+	// Run returned: <nil>
 }

@@ -78,6 +78,8 @@ func (sess *Session) Notification(_ context.Context, n *jsonrpc.Notification) {
 		}
 	case NotifyCancelled:
 		sess.cancelled(n)
+	case NotifyRootsListChanged:
+		sess.rootsChanged()
 	default:
 		sess.log.Debug("ignored notification", "method", jsontext.Clip(n.Method, jsontext.MaxEcho),
 			"state", sess.State().String())
@@ -188,7 +190,7 @@ func (sess *Session) initialize(_ context.Context, req *jsonrpc.Request) (any, e
 	cfg := sess.srv.cfg
 	return initializeResult{
 		ProtocolVersion: version,
-		Capabilities:    sess.srv.capabilities(),
+		Capabilities:    sess.srv.capabilities().forVersion(version),
 		ServerInfo:      Implementation{Name: cfg.Server.Name, Version: cfg.Server.Version},
 		Instructions:    cfg.Server.Instructions,
 	}, nil

@@ -58,6 +58,18 @@ func init() {
 		MethodShutdown:   {handle: (*Session).handleShutdown, inline: true, closeAfter: true},
 		MethodToolsList:  {handle: (*Session).listTools, inline: true, capability: "tools"},
 		MethodToolsCall:  {handle: (*Session).handleCall, capability: "tools"},
+		// Client logging: the level of notifications/message.
+		MethodLoggingSetLevel: {handle: (*Session).setLogLevel, inline: true, capability: capLogging},
+		// Resources, prompts and completion answer -32601 until the server
+		// serves them (gated; see Server.serves).
+		MethodResourcesList:          {handle: gated(capResources, (*Session).listResources), inline: true, capability: capResources},
+		MethodResourcesTemplatesList: {handle: gated(capResources, (*Session).listResourceTemplates), inline: true, capability: capResources},
+		MethodResourcesRead:          {handle: gated(capResources, (*Session).readResource), capability: capResources},
+		MethodResourcesSubscribe:     {handle: gated(capResources, (*Session).subscribeResource), inline: true, capability: capResources},
+		MethodResourcesUnsubscribe:   {handle: gated(capResources, (*Session).unsubscribeResource), inline: true, capability: capResources},
+		MethodPromptsList:            {handle: gated(capPrompts, (*Session).listPrompts), inline: true, capability: capPrompts},
+		MethodPromptsGet:             {handle: gated(capPrompts, (*Session).getPrompt), capability: capPrompts},
+		MethodCompletionComplete:     {handle: gated(capCompletions, (*Session).complete), capability: capCompletions},
 	}
 }
 
@@ -80,7 +92,37 @@ func bindMethods(sess *Session) map[string]jsonrpc.Route {
 
 // capabilities advertise exactly what is implemented.
 type capabilities struct {
-	Tools *listChanged `json:"tools,omitempty"`
+	Tools       *listChanged          `json:"tools,omitempty"`
+	Resources   *resourcesCapability  `json:"resources,omitempty"`
+	Prompts     *listChanged          `json:"prompts,omitempty"`
+	Completions *completionCapability `json:"completions,omitempty"`
+	Logging     *loggingCapability    `json:"logging,omitempty"`
+}
+
+// capLogging is the logging capability (logging/setLevel and
+// notifications/message); loggingCapability is its empty object.
+const capLogging = "logging"
+
+type loggingCapability struct{}
+
+// resourcesCapability is the resources capability: subscriptions and
+// list_changed are always offered.
+type resourcesCapability struct {
+	Subscribe   bool `json:"subscribe"`
+	ListChanged bool `json:"listChanged"`
+}
+
+// completionCapability is the empty completions capability object.
+type completionCapability struct{}
+
+// forVersion drops the capabilities revision version does not have
+// (completions before 2025-03-26, where completion/complete is served
+// without one).
+func (c capabilities) forVersion(version string) capabilities {
+	if version < Version20250326 {
+		c.Completions = nil
+	}
+	return c
 }
 
 type listChanged struct {
@@ -88,13 +130,28 @@ type listChanged struct {
 }
 
 // capabilities computes what initialize advertises from the method table:
-// a capability is advertised when a method that implies it is served.
+// a capability is advertised when a method that implies it is served
+// (resources, prompts and completions only once the server serves them).
 func (s *Server) capabilities() capabilities {
 	var c capabilities
 	for _, spec := range methodTable {
 		switch spec.capability {
 		case "tools":
 			c.Tools = &listChanged{ListChanged: true}
+		case capResources:
+			if s.serves(capResources) {
+				c.Resources = &resourcesCapability{Subscribe: true, ListChanged: true}
+			}
+		case capPrompts:
+			if s.serves(capPrompts) {
+				c.Prompts = &listChanged{ListChanged: true}
+			}
+		case capCompletions:
+			if s.serves(capCompletions) {
+				c.Completions = &completionCapability{}
+			}
+		case capLogging:
+			c.Logging = &loggingCapability{}
 		}
 	}
 	return c

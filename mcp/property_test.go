@@ -1,10 +1,8 @@
 package mcp
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"io"
 	"strconv"
 	"testing"
 	"time"
@@ -15,7 +13,7 @@ import (
 	"github.com/mcprt/mcprt/jsonrpc"
 )
 
-// This file checks the lifecycle gate (SPEC §4) over random traffic
+// This file checks the lifecycle gate over random traffic
 // generated with gofuzz from a fixed seed: before RUNNING, only initialize
 // and ping get a result; every other request gets -32002 with data.code
 // NOT_INITIALIZED and the connection's correlation id (even when the
@@ -62,7 +60,7 @@ func propGateGen(m *propGateMsg, c fuzz.Continue) {
 		m.params = `{"_meta":{"correlationId":` + string(cid) + `}}`
 	default:
 		if m.method == MethodInitialize || c.Intn(3) == 0 {
-			versions := append([]string{"1999-01-01", "2026-07-28", ""}, SupportedVersions...)
+			versions := append([]string{"1999-01-01", "2026-07-28", ""}, SupportedVersions()...)
 			v, _ := json.Marshal(versions[c.Intn(len(versions))])
 			m.params = `{"protocolVersion":` + string(v) + `,"capabilities":{},"clientInfo":{"name":"p","version":"1"},` +
 				`"_meta":{"correlationId":` + string(cid) + `}}`
@@ -74,53 +72,42 @@ func propGateGen(m *propGateMsg, c fuzz.Continue) {
 	}
 }
 
-// propGateSession is a session over pipes, read line by line.
+// propGateSession is a session over a transport, read message by message.
 type propGateSession struct {
-	t     *testing.T
-	sess  *Session
-	in    *io.PipeWriter
-	out   *io.PipeWriter
-	lines chan string
-	done  chan error
-	next  int // next request id
+	t    *testing.T
+	sess *Session
+	end  *clientEnd
+	done chan error
+	next int // next request id
 }
 
-func newPropGateSession(t *testing.T, srv *Server) *propGateSession {
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	p := &propGateSession{t: t, sess: srv.NewSession(inR, outW), in: inW, out: outW,
-		lines: make(chan string, 16), done: make(chan error, 1)}
-	t.Cleanup(func() { p.sess.Close(); inW.Close(); outW.Close() }) // also on Fatal
+func newPropGateSession(t *testing.T, srv *Server, tr transportKind) *propGateSession {
+	stream, end := newClientEnd(srv, tr)
+	p := &propGateSession{t: t, sess: srv.Connect(stream, nil), end: end, done: make(chan error, 1)}
+	t.Cleanup(func() { p.sess.Close(); end.closeInput(); end.finish() }) // also on Fatal
 	go func() { p.done <- p.sess.Serve(context.Background()) }()
-	go func() {
-		defer close(p.lines)
-		sc := bufio.NewScanner(outR)
-		for sc.Scan() {
-			p.lines <- sc.Text()
-		}
-	}()
 	return p
 }
 
 func (p *propGateSession) send(line string) {
 	p.t.Helper()
-	if _, err := io.WriteString(p.in, line+"\n"); err != nil {
+	if err := p.end.send(line); err != nil {
 		p.t.Fatalf("send %s: %v", line, err)
 	}
 }
 
-// expect reads the next response line and decodes it.
+// expect reads the next response and decodes it.
 func (p *propGateSession) expect(after string) map[string]json.RawMessage {
 	p.t.Helper()
 	select {
-	case line, ok := <-p.lines:
+	case msg, ok := <-p.end.msgs:
 		var m map[string]json.RawMessage
-		if !ok || json.Unmarshal([]byte(line), &m) != nil {
-			p.t.Fatalf("after %s: want a response object, got %q (open %v)", after, line, ok)
+		if !ok || json.Unmarshal(msg, &m) != nil {
+			p.t.Fatalf("after %s: want a response object, got %q (open %v)", after, msg, ok)
 		}
 		return m
-	case <-time.After(10 * time.Second):
-		p.t.Fatalf("after %s: no response within 10s", after)
+	case <-time.After(guard):
+		p.t.Fatalf("after %s: no response within %v", after, guard)
 	}
 	return nil
 }
@@ -148,18 +135,18 @@ func (p *propGateSession) call(method, params string) (line string, resp map[str
 }
 
 func (p *propGateSession) close() {
-	p.in.Close()
+	p.end.closeInput()
 	if err := <-p.done; err != nil {
 		p.t.Errorf("Serve: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
 	if err := p.sess.Wait(ctx); err != nil {
 		p.t.Errorf("Wait: %v", err)
 	}
-	p.out.Close()
-	for line := range p.lines {
-		p.t.Errorf("output after the input ended: %s", line)
+	p.end.finish()
+	for msg := range p.end.msgs {
+		p.t.Errorf("output after the input ended: %s", msg)
 	}
 }
 
@@ -183,27 +170,31 @@ func propGateString(resp map[string]json.RawMessage) string {
 }
 
 func TestPropertyLifecycleGate(t *testing.T) {
+	forEachTransport(t, testPropertyLifecycleGate)
+}
+
+func testPropertyLifecycleGate(t *testing.T, tr transportKind) {
 	cfg := core.DefaultConfig("prop")
 	srv, err := NewServer(Options{Config: &cfg, IDs: &core.SequenceGenerator{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := fuzz.NewWithSeed(propGateSeed).NilChance(0).Funcs(propGateGen)
+	f := fuzz.NewWithSeed(propSeed(propGateSeed, tr)).NilChance(0).Funcs(propGateGen)
 	counts := map[string]int{}
-	for s := range propGateSessions {
-		p := newPropGateSession(t, srv)
-		state := jsonrpc.StateStarting
+	for s := range propShare(propGateSessions) {
+		p := newPropGateSession(t, srv, tr)
+		state := StateStarting
 		if s%2 == 1 { // start in INITIALIZING
 			line, resp := p.call(MethodInitialize, `{"protocolVersion":"2025-06-18"}`)
 			if resp["result"] == nil {
 				t.Fatalf("%s: %s", line, propGateString(resp))
 			}
-			state = jsonrpc.StateInitializing
+			state = StateInitializing
 		}
 		for range propGateMessages {
 			var m propGateMsg
 			f.Fuzz(&m)
-			if m.notification && m.method == NotifyInitialized && state == jsonrpc.StateInitializing {
+			if m.notification && m.method == NotifyInitialized && state == StateInitializing {
 				m.method = "notifications/roots/list_changed" // would leave the states under test
 			}
 			if m.notification {
@@ -230,13 +221,13 @@ func TestPropertyLifecycleGate(t *testing.T) {
 			return
 		}
 	}
-	t.Logf("%d sessions; messages by outcome: %v", propGateSessions, counts)
+	t.Logf("%d sessions; messages by outcome: %v", propShare(propGateSessions), counts)
 }
 
 // propGateCheckRequest sends one request and checks the answer the gate
 // must give in state; it returns the new state.
-func propGateCheckRequest(t *testing.T, p *propGateSession, m propGateMsg, state jsonrpc.State,
-	counts map[string]int) jsonrpc.State {
+func propGateCheckRequest(t *testing.T, p *propGateSession, m propGateMsg, state State,
+	counts map[string]int) State {
 	t.Helper()
 	line, resp := p.call(m.method, m.params)
 	switch {
@@ -245,7 +236,7 @@ func propGateCheckRequest(t *testing.T, p *propGateSession, m propGateMsg, state
 		if string(resp["result"]) != "{}" {
 			t.Fatalf("%s: want {}, got %s", line, propGateString(resp))
 		}
-	case m.method == MethodInitialize && state == jsonrpc.StateStarting:
+	case m.method == MethodInitialize && state == StateStarting:
 		var ip struct {
 			ProtocolVersion *string `json:"protocolVersion"`
 		}
@@ -255,7 +246,7 @@ func propGateCheckRequest(t *testing.T, p *propGateSession, m propGateMsg, state
 				ProtocolVersion string `json:"protocolVersion"`
 			}
 			want := LatestVersion
-			for _, v := range SupportedVersions {
+			for _, v := range SupportedVersions() {
 				if v == *ip.ProtocolVersion {
 					want = v
 				}
@@ -263,7 +254,7 @@ func propGateCheckRequest(t *testing.T, p *propGateSession, m propGateMsg, state
 			if json.Unmarshal(resp["result"], &r) != nil || r.ProtocolVersion != want {
 				t.Fatalf("%s: want protocolVersion %s, got %s", line, want, propGateString(resp))
 			}
-			return jsonrpc.StateInitializing
+			return StateInitializing
 		}
 		counts["initialize -32602"]++
 		if code, data := propGateError(t, line, resp); code != jsonrpc.CodeInvalidParams || data["correlationId"] == nil {
@@ -281,7 +272,7 @@ func propGateCheckRequest(t *testing.T, p *propGateSession, m propGateMsg, state
 		_ = json.Unmarshal(data["code"], &dcode)
 		_ = json.Unmarshal(data["message"], &dmsg)
 		_ = json.Unmarshal(data["correlationId"], &dcid)
-		if code != jsonrpc.CodeNotInitialized || dcode != string(core.CodeNotInitialized) || dmsg == "" ||
+		if code != CodeNotInitialized || dcode != string(core.CodeNotInitialized) || dmsg == "" ||
 			dcid != p.sess.CorrelationID() {
 			t.Fatalf("%s in %v: want -32002 {code NOT_INITIALIZED, message, correlationId %q}, got %s",
 				line, state, p.sess.CorrelationID(), propGateString(resp))

@@ -170,6 +170,7 @@ func (c *toolCall) encodeFull(v CallToolResult, structured bool) (json.RawMessag
 	if v.Content == nil {
 		v.Content = []Content{}
 	}
+	v.Content = contentForRevision(v.Content, c.req.ProtocolVersion) // nothing newer than the revision
 	e := getEncoder()
 	defer putEncoder(e)
 	if c.rt.output != nil && !v.IsError {

@@ -25,6 +25,8 @@ type CallToolRequest struct {
 	ProtocolVersion string
 	// RunID and CorrelationID identify the call in logs and records.
 	RunID, CorrelationID string
+
+	progress *progressReporter // nil when the client sent no progressToken
 }
 
 // Meta is a request's _meta object, as raw JSON. Keys the server does not

@@ -17,7 +17,8 @@ type CallToolResult struct {
 
 // Content is one content block: text, image, audio, resource_link or an
 // embedded resource. Use the constructors; Type decides which fields are
-// encoded.
+// encoded, and the negotiated revision which blocks and fields are sent
+// (see ContentForRevision).
 type Content struct {
 	Type        string            `json:"type"`
 	Text        string            `json:"text,omitempty"`
@@ -27,8 +28,11 @@ type Content struct {
 	Name        string            `json:"name,omitempty"`
 	Title       string            `json:"title,omitempty"`
 	Description string            `json:"description,omitempty"`
+	Size        int64             `json:"size,omitempty"`  // resource_link: bytes, 0 if unknown (from 2025-06-18)
+	Icons       []Icon            `json:"icons,omitempty"` // resource_link (from 2025-11-25)
 	Resource    *ResourceContents `json:"resource,omitempty"`
-	Annotations map[string]any    `json:"annotations,omitempty"`
+	Annotations *Annotations      `json:"annotations,omitempty"`
+	Meta        map[string]any    `json:"_meta,omitempty"` // from 2025-06-18
 }
 
 // ResourceContents is the resource of an embedded resource block: URI plus

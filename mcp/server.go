@@ -67,7 +67,9 @@ type Server struct {
 	slots     *core.Slots
 	exhausted core.ExhaustionCounter
 
-	tools *registry[*registeredTool]
+	tools     *registry[*registeredTool]
+	resources *resourceSet // resources, templates, subscriptions
+	prompts   *promptSet
 
 	sessMu   sync.Mutex // guards sessions
 	sessions map[*Session]struct{}
@@ -126,6 +128,8 @@ func NewServer(opts Options) (*Server, error) {
 	s.started = s.clock.Now()
 	s.tools = newRegistry("tools", func(rt *registeredTool) string { return rt.def.Name },
 		func() { s.notifyRunning(NotifyToolsListChanged) })
+	s.resources = newResourceSet(s)
+	s.prompts = newPromptSet(s)
 	return s, nil
 }
 

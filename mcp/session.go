@@ -30,6 +30,9 @@ type Session struct {
 	clientInfo Implementation
 	shutdown   bool                   // the client asked for shutdown
 	calls      map[*toolCall]struct{} // tool calls whose handler has not returned
+
+	clientLog clientLog  // client logging: the level and rate limit (clientlog.go)
+	roots     rootsState // the client's roots: cache and hook (client_roots.go)
 }
 
 // SessionOptions configures one session; nil means defaults.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 
-	"github.com/mcprt/mcprt/internal/jsontext"
 	"github.com/mcprt/mcprt/jsonrpc"
 )
 
@@ -33,7 +32,7 @@ func (sess *Session) listTools(_ context.Context, req *jsonrpc.Request) (any, er
 	b.WriteByte(']')
 	if next != "" {
 		b.WriteString(`,"nextCursor":`)
-		b.WriteString(jsontext.Quote(next))
+		b.Write(mustJSON(next)) // never clipped: a cursor can be longer than jsontext.MaxEcho
 	}
 	b.WriteByte('}')
 	return jsonrpc.CompactJSON(b.String()), nil

@@ -135,23 +135,27 @@ type tpSeen struct {
 }
 
 func TestPropertyArgumentsReachHandlerUnchanged(t *testing.T) {
+	forEachTransport(t, testPropertyArgumentsReachHandlerUnchanged)
+}
+
+func testPropertyArgumentsReachHandlerUnchanged(t *testing.T, tr transportKind) {
 	var (
 		mu   sync.Mutex
 		seen []tpSeen
 	)
-	record := func(ctx context.Context, args json.RawMessage) (any, error) {
+	record := func(ctx context.Context, req *CallToolRequest) (any, error) {
 		mu.Lock()
-		seen = append(seen, tpSeen{args: string(args), cid: CorrelationID(ctx), run: RunID(ctx)})
+		seen = append(seen, tpSeen{args: string(req.Arguments), cid: CorrelationID(ctx), run: RunID(ctx)})
 		mu.Unlock()
 		return map[string]any{"ok": true}, nil
 	}
 	cfg := testConfig()
 	cfg.Tools.MaxPayloadBytes = tpArgsLimit
-	f := fuzz.NewWithSeed(tpArgsSeed).NilChance(0).Funcs(tpArgsGen)
+	f := fuzz.NewWithSeed(propSeed(tpArgsSeed, tr)).NilChance(0).Funcs(tpArgsGen)
 	counts := map[string]int{}
-	perVersion := tpArgsCalls / len(SupportedVersions)
-	for _, version := range SupportedVersions {
-		p := newTPConn(t, cfg, Options{}, func(srv *Server) {
+	perVersion := propShare(tpArgsCalls) / len(SupportedVersions())
+	for _, version := range SupportedVersions() {
+		p := newTPConn(t, tr, cfg, Options{}, func(srv *Server) {
 			if err := srv.AddTool(Tool{Name: "rec", Handler: record}); err != nil {
 				t.Fatal(err)
 			}
@@ -184,7 +188,7 @@ func TestPropertyArgumentsReachHandlerUnchanged(t *testing.T) {
 					t.Fatalf("%s: answered %s, yet the handler ran with %q", what, got, calls[0].args)
 				}
 				// Error data and tool errors carry the client's correlation
-				// id when it sent one (SPEC §3.3); protocol errors without
+				// id when it sent one; protocol errors without
 				// one carry the connection's.
 				wantCID := ac.cid
 				if wantCID == "" && o.rpcCode != 0 {
@@ -215,5 +219,5 @@ func TestPropertyArgumentsReachHandlerUnchanged(t *testing.T) {
 		}
 		p.finish()
 	}
-	t.Logf("%d calls by outcome: %v", perVersion*len(SupportedVersions), counts)
+	t.Logf("%d calls by outcome: %v", perVersion*len(SupportedVersions()), counts)
 }

@@ -375,15 +375,19 @@ func tpCompileGen(cc *tpCompileCase, c fuzz.Continue) {
 }
 
 func TestPropertyNoCompileDuringCall(t *testing.T) {
-	f := fuzz.NewWithSeed(tpCompileSeed).NilChance(0).Funcs(tpCompileGen)
+	forEachTransport(t, testPropertyNoCompileDuringCall)
+}
+
+func testPropertyNoCompileDuringCall(t *testing.T, tr transportKind) {
+	f := fuzz.NewWithSeed(propSeed(tpCompileSeed, tr)).NilChance(0).Funcs(tpCompileGen)
 	outcomes := map[string]int{}
-	for i := range tpCompileServers {
+	for i := range propShare(tpCompileServers) {
 		var cc tpCompileCase
 		f.Fuzz(&cc)
 		cfg := testConfig()
 		cfg.Tools.MaxPayloadBytes = tpCompileLimit
 		cfg.Resources.MaxConcurrentExecutions = 64
-		p := newTPConn(t, cfg, Options{}, func(srv *Server) {
+		p := newTPConn(t, tr, cfg, Options{}, func(srv *Server) {
 			for ti, s := range cc.schemas {
 				tool := Tool{Name: "t" + strconv.Itoa(ti), InputSchema: json.RawMessage(s.schema()), Handler: tpNoop}
 				if ti%3 == 0 {
@@ -438,5 +442,5 @@ func TestPropertyNoCompileDuringCall(t *testing.T) {
 			t.Fatalf("server %d: %d schema compilations during calls", i, n-before)
 		}
 	}
-	t.Logf("%d servers, outcomes %v", tpCompileServers, outcomes)
+	t.Logf("%d servers, outcomes %v", propShare(tpCompileServers), outcomes)
 }

@@ -50,10 +50,14 @@ func tpConcGen(cc *tpConcCase, c fuzz.Continue) {
 }
 
 func TestPropertyConcurrencyLimit(t *testing.T) {
-	f := fuzz.NewWithSeed(tpConcSeed).NilChance(0).Funcs(tpConcGen)
+	forEachTransport(t, testPropertyConcurrencyLimit)
+}
+
+func testPropertyConcurrencyLimit(t *testing.T, tr transportKind) {
+	f := fuzz.NewWithSeed(propSeed(tpConcSeed, tr)).NilChance(0).Funcs(tpConcGen)
 	outcomes := map[string]int{}
 	maxSeenAll := 0
-	for i := range tpConcCases {
+	for i := range propShare(tpConcCases) {
 		var cc tpConcCase
 		f.Fuzz(&cc)
 		var (
@@ -62,7 +66,8 @@ func TestPropertyConcurrencyLimit(t *testing.T) {
 			xRun    atomic.Int64 // handlers of the exclusive tool running now
 			over    atomic.Value // a violation seen inside a handler
 		)
-		work := func(ctx context.Context, args json.RawMessage) (any, error) {
+		work := func(ctx context.Context, req *CallToolRequest) (any, error) {
+			args := req.Arguments
 			if bytes.Contains(args, []byte(`"exclusive":true`)) {
 				if x := xRun.Add(1); x > 1 {
 					over.Store("exclusive handlers running at once: " + strconv.FormatInt(x, 10))
@@ -96,7 +101,7 @@ func TestPropertyConcurrencyLimit(t *testing.T) {
 			}
 		}
 		var srv *Server
-		obs := func(context.Context, json.RawMessage) (any, error) {
+		obs := func(context.Context, *CallToolRequest) (any, error) {
 			st := srv.Stats()
 			if st.ConcurrentExecutions > cc.max {
 				over.Store("slots in use: " + strconv.Itoa(st.ConcurrentExecutions))
@@ -106,7 +111,7 @@ func TestPropertyConcurrencyLimit(t *testing.T) {
 		cfg := testConfig()
 		cfg.Resources.MaxConcurrentExecutions = cc.max
 		cfg.Tools.DefaultTimeoutMs = 1000
-		p := newTPConn(t, cfg, Options{}, func(s *Server) {
+		p := newTPConn(t, tr, cfg, Options{}, func(s *Server) {
 			srv = s
 			for _, tl := range []Tool{
 				{Name: "work", Handler: work},
@@ -166,5 +171,5 @@ func TestPropertyConcurrencyLimit(t *testing.T) {
 	if outcomes["work "+string(core.CodeResourceExhausted)] == 0 || outcomes["work_to "+string(core.CodeTimeout)] == 0 {
 		t.Fatalf("the bursts never hit the limit or a timeout: %v", outcomes)
 	}
-	t.Logf("%d cases; most handlers at once %d; outcomes %v", tpConcCases, maxSeenAll, outcomes)
+	t.Logf("%d cases; most handlers at once %d; outcomes %v", propShare(tpConcCases), maxSeenAll, outcomes)
 }

@@ -73,7 +73,7 @@ func tpListGen(lc *tpListCase, c fuzz.Continue) {
 		}
 		return tpListOp{add: c.Intn(3) != 0, name: pool[c.Intn(len(pool))]}
 	}
-	*lc = tpListCase{pageSize: 1 + c.Intn(10), version: SupportedVersions[c.Intn(len(SupportedVersions))]}
+	*lc = tpListCase{pageSize: 1 + c.Intn(10), version: SupportedVersions()[c.Intn(len(SupportedVersions()))]}
 	for range 1 + c.Intn(4) {
 		ops := make([]tpListOp, c.Intn(30))
 		for i := range ops {
@@ -128,14 +128,18 @@ func (p *tpConn) listPage(cursor string, first bool) tpListPage {
 }
 
 func TestPropertyToolsListOrder(t *testing.T) {
-	f := fuzz.NewWithSeed(tpListSeed).NilChance(0).Funcs(tpListGen)
+	forEachTransport(t, testPropertyToolsListOrder)
+}
+
+func testPropertyToolsListOrder(t *testing.T, tr transportKind) {
+	f := fuzz.NewWithSeed(propSeed(tpListSeed, tr)).NilChance(0).Funcs(tpListGen)
 	walks, mutations, pages := 0, 0, 0
-	for i := range tpListCases {
+	for i := range propShare(tpListCases) {
 		var lc tpListCase
 		f.Fuzz(&lc)
 		cfg := testConfig()
 		cfg.Tools.PageSize = lc.pageSize
-		p := newTPConn(t, cfg, Options{}, nil, lc.version)
+		p := newTPConn(t, tr, cfg, Options{}, nil, lc.version)
 		model := map[string]bool{}
 		apply := func(op tpListOp) {
 			t.Helper()
@@ -245,5 +249,5 @@ func TestPropertyToolsListOrder(t *testing.T) {
 		p.finish()
 		mutations = 0
 	}
-	t.Logf("%d cases, %d walks, %d pages", tpListCases, walks, pages)
+	t.Logf("%d cases, %d walks, %d pages", propShare(tpListCases), walks, pages)
 }

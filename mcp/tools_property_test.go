@@ -1,11 +1,8 @@
 package mcp
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -14,12 +11,12 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/core"
-	"github.com/mcprt/mcprt/jsonrpc"
 )
 
 // The tools_property_*_test.go files check properties of the tool runtime
-// (SPEC §7) over random cases generated with gofuzz from fixed seeds,
-// through an in-process Session over pipes; this file holds their client:
+// over random cases generated with gofuzz from fixed seeds,
+// through an in-process Session over each transport; this file holds their
+// client:
 //
 //   - TestPropertyToolsListOrder: tools/list pages, walked via nextCursor,
 //     list every registered tool exactly once in strictly increasing byte
@@ -39,20 +36,22 @@ import (
 //     completion record (a timed-out call also a timeout record before its
 //     late_completed), for mixes of success, tool errors, timeouts, client
 //     cancellations and disconnections.
+//
+// Each runs over every transport (forEachTransport), from the same seed.
 
 // ---------------------------------------------------------------------------
-// tpConn: a session over pipes whose responses are routed by id.
+// tpConn: a session over a transport whose responses are routed by id.
 
-// tpConn is an in-process session. Responses are matched to requests by
-// their id text; notifications are counted; anything else is kept as a
-// stray line, which the tests treat as a failure.
+// tpConn is an in-process session over a transport. Responses are
+// matched to requests by their id text; notifications are counted;
+// anything else is kept as a stray message, which the tests treat as a
+// failure.
 type tpConn struct {
 	t    *testing.T
 	srv  *Server
 	sess *Session
 	logs *syncBuffer
-	in   *io.PipeWriter
-	outW *io.PipeWriter
+	end  *clientEnd
 
 	served   chan error
 	readDone chan struct{}
@@ -67,34 +66,27 @@ type tpConn struct {
 }
 
 // newTPConn builds a server with cfg and opts, lets setup register tools,
-// starts a session and, unless version is "", completes the handshake.
-func newTPConn(t *testing.T, cfg core.Config, opts Options, setup func(*Server), version string) *tpConn {
+// starts a session over tr and, unless version is "", completes the
+// handshake.
+func newTPConn(t *testing.T, tr transportKind, cfg core.Config, opts Options, setup func(*Server), version string) *tpConn {
 	t.Helper()
 	logs := &syncBuffer{}
-	opts.Config = &cfg
 	if opts.Logger == nil {
 		opts.Logger = core.NewLogger(logs, core.LogOptions{Level: slog.LevelInfo})
 	}
-	srv, err := NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if setup != nil {
-		setup(srv)
-	}
-	return attachTPConn(t, srv, logs, version)
+	srv, _ := newTestServer(t, cfg, opts, setup)
+	return attachTPConn(t, tr, srv, logs, version)
 }
 
 // attachTPConn starts a new session on srv.
-func attachTPConn(t *testing.T, srv *Server, logs *syncBuffer, version string) *tpConn {
+func attachTPConn(t *testing.T, tr transportKind, srv *Server, logs *syncBuffer, version string) *tpConn {
 	t.Helper()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	p := &tpConn{t: t, srv: srv, logs: logs, in: inW, outW: outW, served: make(chan error, 1),
+	stream, end := newClientEnd(srv, tr)
+	p := &tpConn{t: t, srv: srv, logs: logs, end: end, served: make(chan error, 1),
 		readDone: make(chan struct{}), waiters: map[string]chan json.RawMessage{}, counts: map[string]int{}}
-	p.sess = srv.NewSession(inR, outW)
+	p.sess = srv.Connect(stream, nil)
 	go func() { p.served <- p.sess.Serve(context.Background()) }()
-	go p.read(outR)
+	go p.read()
 	t.Cleanup(func() { p.shutdown() }) // also after Fatal
 	if version != "" {
 		resp := p.await(p.request("initialize", `{"protocolVersion":"`+version+
@@ -103,18 +95,19 @@ func attachTPConn(t *testing.T, srv *Server, logs *syncBuffer, version string) *
 			t.Fatalf("initialize: %s", tpString(resp))
 		}
 		p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-		waitFor(t, func() bool { return p.sess.State() == jsonrpc.StateRunning })
+		// Notifications are handled in arrival order, before the ping is
+		// routed: once it is answered the session is RUNNING.
+		if resp := p.await(p.request(MethodPing, "")); resp["result"] == nil || p.sess.State() != StateRunning {
+			t.Fatalf("ping after the handshake: %s, state %v", tpString(resp), p.sess.State())
+		}
 	}
 	return p
 }
 
-// read routes output lines until the output ends.
-func (p *tpConn) read(r io.Reader) {
+// read routes output messages until the output ends.
+func (p *tpConn) read() {
 	defer close(p.readDone)
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
-	for sc.Scan() {
-		line := bytes.Clone(sc.Bytes())
+	for line := range p.end.msgs {
 		var m map[string]json.RawMessage
 		p.mu.Lock()
 		switch {
@@ -136,12 +129,11 @@ func (p *tpConn) read(r io.Reader) {
 		}
 		p.mu.Unlock()
 	}
-	_, _ = io.Copy(io.Discard, r)
 }
 
 func (p *tpConn) send(line string) {
 	p.t.Helper()
-	if _, err := io.WriteString(p.in, line+"\n"); err != nil {
+	if err := p.end.send(line); err != nil {
 		p.t.Fatalf("send %s: %v", clip(line, 200), err)
 	}
 }
@@ -187,8 +179,8 @@ func (p *tpConn) await(r tpPending) map[string]json.RawMessage {
 			p.t.Fatalf("response to %s is not an object: %s", clip(r.line, 200), line)
 		}
 		return m
-	case <-time.After(10 * time.Second):
-		p.t.Fatalf("no response to %s within 10s", clip(r.line, 200))
+	case <-time.After(guard):
+		p.t.Fatalf("no response to %s within %v", clip(r.line, 200), guard)
 		return nil
 	}
 }
@@ -203,19 +195,19 @@ func (p *tpConn) call(params string) map[string]json.RawMessage {
 // for the output to be read to its end. It is idempotent.
 func (p *tpConn) shutdown() {
 	p.closed.Do(func() {
-		p.in.Close()
+		p.end.closeInput()
 		select {
 		case <-p.served:
-		case <-time.After(10 * time.Second):
+		case <-time.After(guard):
 			p.sess.Close()
-			p.t.Errorf("Serve did not return within 10s of the input's end")
+			p.t.Errorf("Serve did not return within %v of the input's end", guard)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), guard)
 		defer cancel()
 		if err := p.sess.Wait(ctx); err != nil {
-			p.t.Errorf("handlers still running 10s after the session closed: %v", err)
+			p.t.Errorf("handlers still running %v after the session closed: %v", guard, err)
 		}
-		p.outW.Close()
+		p.end.finish()
 		<-p.readDone
 	})
 }
@@ -302,12 +294,15 @@ func tpDecode(t *testing.T, what string, m map[string]json.RawMessage) tpOutcome
 		Retryable     *bool  `json:"retryable"`
 		CorrelationID string `json:"correlationId"`
 		RunID         string `json:"runId"`
+		Details       struct {
+			Reason string `json:"reason"`
+		} `json:"details"`
 	}
 	if len(r.Content) == 0 || r.Content[0].Type != "text" || json.Unmarshal([]byte(o.text), &se) != nil ||
 		se.Code == "" || se.Message == "" || se.Retryable == nil || se.CorrelationID == "" || se.RunID == "" {
 		t.Fatalf("%s: tool error without a complete StructuredError: %s", what, tpString(m))
 	}
-	if *se.Retryable != core.Code(se.Code).Retryable() {
+	if *se.Retryable != tpRetryable(core.Code(se.Code), se.Details.Reason) {
 		t.Fatalf("%s: %s with retryable %v: %s", what, se.Code, *se.Retryable, tpString(m))
 	}
 	o.code, o.cid, o.run = se.Code, se.CorrelationID, se.RunID
@@ -327,4 +322,17 @@ func tpParams(name, args, cid string) string {
 	return s + `}`
 }
 
-func tpNoop(context.Context, json.RawMessage) (any, error) { return map[string]any{}, nil }
+func tpNoop(context.Context, *CallToolRequest) (any, error) { return map[string]any{}, nil }
+
+// tpRetryable is whether a tool error must say retryable: its code's
+// default, but for the causes that differ (a panic is retryable, a payload
+// over the limit is not).
+func tpRetryable(code core.Code, reason string) bool {
+	switch {
+	case code == core.CodeInternal && reason == "panic":
+		return true
+	case code == core.CodeResourceExhausted && reason == "payload_too_large":
+		return false
+	}
+	return code.Retryable()
+}

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+
+	"github.com/mcprt/mcprt/internal/jsontext"
 )
 
 func TestEachMemberMatchesEncodingJSON(t *testing.T) {
@@ -45,8 +47,8 @@ func TestEachMemberMatchesEncodingJSON(t *testing.T) {
 			t.Fatalf("%s: %v", obj, err)
 		}
 		got := map[string]json.RawMessage{}
-		if !eachMember([]byte(obj), func(k, v []byte) bool {
-			key, ok := stringValue(k)
+		if !jsontext.EachMember([]byte(obj), func(k, v []byte) bool {
+			key, ok := jsontext.String(k)
 			if !ok {
 				t.Fatalf("%s: key %s is not a string", obj, k)
 			}
@@ -67,7 +69,7 @@ func TestEachMemberMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 	for _, notObj := range []string{`[]`, `"x"`, `1`, `null`, ``} {
-		if eachMember([]byte(notObj), func(k, v []byte) bool { return true }) {
+		if jsontext.EachMember([]byte(notObj), func(k, v []byte) bool { return true }) {
 			t.Errorf("%q seen as an object", notObj)
 		}
 	}
