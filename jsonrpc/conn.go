@@ -333,15 +333,17 @@ func (c *Conn) replyError(b *batch, id ID, params json.RawMessage, e *Error) {
 }
 
 // deliver writes one response frame, or hands it to its batch. A nil frame
-// means "no response".
-func (c *Conn) deliver(b *batch, id ID, frame []byte, flush bool) {
+// means "no response". It returns the stream's error: ErrClosed when the
+// connection closed before the frame could be handed over.
+func (c *Conn) deliver(b *batch, id ID, frame []byte, flush bool) error {
 	if b != nil {
 		b.finish(id, frame)
-		return
+		return nil
 	}
 	if frame != nil {
-		c.write(Outgoing{Data: frame, Related: id, Response: true, Flush: flush})
+		return c.write(Outgoing{Data: frame, Related: id, Response: true, Flush: flush})
 	}
+	return nil
 }
 
 // write hands one message to the stream. A failed write (the peer went

@@ -128,8 +128,9 @@ func (c *Conn) finishInflight(e *inflight) (owed, send bool) {
 // Respond sends the response of the request whose context ctx is, at once,
 // before its handler returns; whatever the handler returns later is not
 // sent. The request's id may be reused from then on. Respond reports
-// whether the response was sent: false when the request was cancelled by
-// the peer or already answered, or ctx is not a request's context. A layer
+// whether the response was handed to the stream: false when the request
+// was cancelled by the peer or already answered, when the connection had
+// closed, or when ctx is not a request's context. A layer
 // that must know what the peer saw (a completion record) answers through
 // Respond and returns ErrNoResponse.
 func Respond(ctx context.Context, result any) bool {
@@ -154,11 +155,13 @@ func (c *Conn) respond(e *inflight, result any, err error) bool {
 	owed, send := c.finishInflight(e)
 	switch {
 	case send:
-		c.deliver(e.batch, e.req.ID, c.encodeResponse(e.req, result, err), false)
+		// The answer counts as sent once the stream accepted it; a
+		// connection that closed first refuses it.
+		return c.deliver(e.batch, e.req.ID, c.encodeResponse(e.req, result, err), false) == nil
 	case owed:
 		c.deliver(e.batch, e.req.ID, nil, false) // cancelled: no response, but the batch is settled
 	}
-	return send
+	return false
 }
 
 // CancelRequest cancels the context of the request whose context ctx is,

@@ -394,11 +394,21 @@ func (c *toolCall) finish(r handlerResult) (any, error) {
 	}
 	c.resetExhaustion()                                        // before the answer: a client that saw it sees the counter reset
 	if !jsonrpc.Respond(c.Context, jsonrpc.CompactJSON(res)) { // made by wrap's encoder
-		c.record(OutcomeAborted, "", true) // cancelled by the client: no answer went out
+		c.record(c.unanswered(), "", true) // no answer went out
 		return nil, jsonrpc.ErrNoResponse
 	}
 	c.record(OutcomeSuccess, "", true)
 	return nil, jsonrpc.ErrNoResponse
+}
+
+// unanswered is the outcome of a call whose answer could not go out: the
+// session closed first (disconnected_completed), or the client cancelled
+// it (aborted).
+func (c *toolCall) unanswered() string {
+	if c.sess.conn.Closed() {
+		return OutcomeDisconnectedCompleted
+	}
+	return OutcomeAborted
 }
 
 // abandonOutcome maps the cause of a cancelled handler context to the
@@ -422,7 +432,7 @@ func (c *toolCall) fail(e *core.Error, reset bool) (any, error) {
 		c.resetExhaustion()
 	}
 	if !jsonrpc.Respond(c.Context, jsonrpc.CompactJSON(toolErrorResult(e))) {
-		c.record(OutcomeAborted, "", true)
+		c.record(c.unanswered(), "", true)
 		return nil, jsonrpc.ErrNoResponse
 	}
 	c.record(OutcomeToolError, string(e.Code), true)

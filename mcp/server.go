@@ -133,6 +133,9 @@ func NewServer(opts Options) (*Server, error) {
 	return s, nil
 }
 
+// maxDrain bounds how long Shutdown waits for output already accepted.
+const maxDrain = 2 * time.Second
+
 const (
 	engineWarnBurst  = 10
 	engineWarnWindow = time.Minute
@@ -258,7 +261,11 @@ func (s *Server) Shutdown(sess *Session) bool {
 			"shutdownTimeoutMs", s.cfg.Server.ShutdownTimeoutMs)
 		return false
 	}
-	sess.conn.Drain(wait) // answers already handed to the transport reach the client
+	// Answers already handed to the transport get a moment to reach the
+	// client; a client that stopped reading cannot hold the exit up.
+	drain, cancelDrain := context.WithTimeout(wait, maxDrain)
+	defer cancelDrain()
+	sess.conn.Drain(drain)
 	return true
 }
 

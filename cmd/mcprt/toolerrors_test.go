@@ -153,13 +153,13 @@ func TestSizeLimitsAtTheBoundary(t *testing.T) {
 		return len(resp.Result), id
 	}
 	size, id := resultBytes(100)
-	c.success(id)
+	c.successText(id)
 	overhead := size - 100
 	n := resultLimit - overhead
 	if size, id = resultBytes(n); size != resultLimit {
 		t.Fatalf("big_result %d encodes to %d bytes, want exactly %d", n, size, resultLimit)
 	}
-	c.success(id)
+	c.successText(id)
 	_, id = resultBytes(n + 1)
 	e = c.toolError(id, "INTERNAL")
 	if e.Details["reason"] != "result_too_large" || fmt.Sprint(e.Details["limit"]) != strconv.Itoa(resultLimit) {
