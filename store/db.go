@@ -52,12 +52,20 @@ type DB struct {
 	writeSlot chan struct{}
 }
 
-// New returns a DB for the data directory opts.Dir. Nothing is touched on
-// disk until the first operation (or an explicit Open).
+// New returns a DB for the data directory opts.Dir (a relative path is
+// taken from the working directory now). Nothing is touched on disk until
+// the first operation (or an explicit Open).
 func New(opts Options) (*DB, error) {
 	if opts.Dir == "" {
 		return nil, core.NewError(core.CodeInvalidArgument, "store: no data directory given: set Options.Dir to a directory path")
 	}
+	// The DSN is a file: URI, which needs an absolute path (a relative one
+	// would be read as a URI authority).
+	abs, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return nil, core.Errorf(core.CodeInvalidArgument, "store: cannot make the data directory %q absolute: %v", opts.Dir, err)
+	}
+	opts.Dir = abs
 	if opts.BusyTimeout <= 0 {
 		opts.BusyTimeout = DefaultBusyTimeout
 	}

@@ -23,7 +23,7 @@
 //     newer than the binary is refused.
 //   - Errors are *core.Error: TIMEOUT when the caller's context ended,
 //     INTERNAL otherwise, with what was being done.
-//   - DB, Memory and Sessions are safe for concurrent use.
+//   - DB, Memory, Sessions and Traces are safe for concurrent use.
 //
 // # Layout
 //
@@ -31,7 +31,9 @@
 // in Unix nanoseconds; rev, a write counter that orders equal times) and
 // its FTS5 index memory_fts (same rowid; body = memory.IndexText of the
 // value); sessions, session_participants (ord keeps join order) and
-// session_policies.
+// session_policies; trace_events, one row per finished tool call, indexed
+// by trace and by session (run ids are UUIDs and not re-checked: a batch
+// insert pays for one index, not three).
 //
 // # Example
 //

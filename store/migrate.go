@@ -66,6 +66,28 @@ var migrations = []migration{
 			PRIMARY KEY (session_id, policy_id)
 		)`,
 	}},
+	{3, "trace events: one row per finished tool call", []string{
+		`CREATE TABLE trace_events (
+			id             INTEGER PRIMARY KEY,
+			run_id         TEXT    NOT NULL,
+			trace_id       TEXT    NOT NULL,
+			correlation_id TEXT    NOT NULL,
+			parent_id      TEXT    NOT NULL,
+			tool           TEXT    NOT NULL,
+			started_at     INTEGER NOT NULL, -- Unix nanoseconds, UTC
+			duration_ns    INTEGER NOT NULL,
+			outcome        TEXT    NOT NULL,
+			success        INTEGER NOT NULL,
+			error_code     TEXT    NOT NULL,
+			error_message  TEXT    NOT NULL,
+			session_id     TEXT    NOT NULL,
+			server_id      TEXT    NOT NULL,
+			args           TEXT, -- redacted JSON, only when captured
+			result         TEXT  -- redacted JSON, only when captured
+		)`,
+		`CREATE INDEX trace_events_trace ON trace_events (trace_id, started_at, id)`,
+		`CREATE INDEX trace_events_session ON trace_events (session_id, started_at, id) WHERE session_id <> ''`,
+	}},
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -7,6 +7,7 @@
 //	mcprt [--config FILE]
 //	mcprt --version
 //	mcprt --help
+//	mcprt aacp [--data-dir DIR] [--json] agents|channel|inbox|dead-letters|requeue ...
 //
 // Exit codes: 0 clean exit (stdin EOF, shutdown, first SIGINT/SIGTERM),
 // 1 fatal error, 2 bad command-line usage, 75 startup timeout, 78 invalid
@@ -30,7 +31,9 @@ import (
 	"github.com/mcprt/mcprt/aacp"
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/mcp"
+	"github.com/mcprt/mcprt/mcp/aacptools"
 	"github.com/mcprt/mcprt/mcp/builtin"
+	"github.com/mcprt/mcprt/mcp/domaintools"
 )
 
 // version is the build's version, set with -ldflags "-X main.version=...".
@@ -66,6 +69,8 @@ Usage:
   mcprt [--config FILE]   serve MCP on stdin/stdout (logs go to stderr)
   mcprt --version         print the version and exit
   mcprt --help            print this help and exit
+  mcprt aacp COMMAND      inspect the agent messaging journal (mcprt aacp --help)
+  mcprt trace show ID     print a recorded trace as a tree (mcprt trace --help)
 
 Configuration comes from the environment (MCPRT_*), then the JSON file named
 by --config or MCPRT_CONFIG, then defaults. See the README for every key.
@@ -76,6 +81,13 @@ Exit codes: 0 clean exit, 1 fatal error, 2 bad usage, 75 startup timeout,
 
 // run is the whole program; main only supplies the process's streams.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []string) int {
+	if len(args) > 0 && args[0] == "aacp" { // the operator commands, not the server
+		return runAACP(args[1:], stdout, stderr, environ)
+	}
+	if len(args) > 0 && args[0] == "trace" { // print recorded traces, not the server
+		return domaintools.TraceCommand(args[1:], stdout, stderr, environ, version,
+			func(err error) { logConfigError(core.NewLogger(stderr, core.LogOptions{}), err) })
+	}
 	start := time.Now()
 	fs := flag.NewFlagSet("mcprt", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -106,7 +118,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	// The startup deadline covers config loading too, so take its length
 	// from the environment first (the file cannot be read before it runs).
 	bootLog := core.NewLogger(stderr, core.LogOptions{})
-	envCfg, err := core.LoadConfig("", environ, version)
+	envCfg, _, err := domaintools.LoadConfig("", environ, version)
 	if err != nil { // the environment alone is invalid: no need to read the file
 		logConfigError(bootLog, err)
 		return exitConfig
@@ -133,7 +145,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	if path == "" {
 		path = lookupEnv(environ, "MCPRT_CONFIG")
 	}
-	cfg, err := core.LoadConfig(path, environ, version)
+	cfg, domainCfg, err := domaintools.LoadConfig(path, environ, version)
 	if err != nil {
 		logConfigError(bootLog, err)
 		return exitConfig
@@ -156,7 +168,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	defer cancel()
 	telemetry := core.NewTelemetry(core.SystemClock{})
 	go telemetry.Run(ctx)
-	srv, err := mcp.NewServer(mcp.Options{Config: &cfg, Logger: logger, Transport: mcp.TransportStdio,
+	// Memory, sessions, guard policies and traces share one SQLite store,
+	// opened by its first use; the trace sink records every tools/call.
+	domain, err := domaintools.New(domaintools.Options{Config: domainCfg, Base: cfg, Logger: logger})
+	if err != nil {
+		logConfigError(bootLog, err) // unredacted: "key" is a redaction key
+		return exitConfig
+	}
+	srv, err := mcp.NewServer(mcp.Options{Config: &cfg, Logger: logger, Transport: mcp.TransportStdio, Audit: domain.AuditSink(),
 		Telemetry: telemetry, DroppedLogs: logOut.Dropped})
 	if err != nil {
 		logger.Error("cannot build the server", "error", err.Error())
@@ -165,6 +184,22 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	agents := aacp.NewCoordinator(aacp.Options{MaxPayloadBytes: cfg.Tools.MaxPayloadBytes, Logger: logger})
 	if err := builtin.Register(srv, builtin.Options{Agents: agents, Version: cfg.Server.Version}); err != nil {
 		logger.Error("cannot register the built-in tools", "error", err.Error())
+		return exitFatal
+	}
+	// Agent-to-agent messaging: the journal in aacp.dataDir is opened by
+	// the first aacp_* call, not here.
+	messaging, err := aacptools.New(aacptools.Options{Config: cfg.AACP, Logger: logger})
+	if err != nil {
+		logConfigError(logger, err)
+		return exitConfig
+	}
+	defer messaging.Close()
+	if err := messaging.Register(srv); err != nil {
+		logger.Error("cannot register the aacp tools", "error", err.Error())
+		return exitFatal
+	}
+	if err := domain.Register(srv); err != nil {
+		logger.Error("cannot register the memory, session, guard and trace tools", "error", err.Error())
 		return exitFatal
 	}
 	stream := srv.Lines(stdin, stdout)
@@ -194,6 +229,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	defer stopAgents()
 	if err := agents.Close(agentWait); err != nil {
 		logger.Warn("agents still busy at exit", "error", err.Error())
+	}
+	if err := messaging.Close(); err != nil {
+		logger.Warn("closing agent messaging failed", "error", err.Error())
+	}
+	domainWait, stopDomain := context.WithTimeout(context.Background(), 5*time.Second)
+	defer stopDomain()
+	if err := domain.Close(domainWait); err != nil { // writes the queued trace events
+		logger.Warn("closing the store failed; trace events still queued are lost", "error", err.Error())
 	}
 	logger.Info("mcprt stopped")
 	return code

@@ -57,7 +57,10 @@ func (c *toolClient) listNames() []string {
 }
 
 var (
-	baseTools    = []string{"agent_get_state", "agent_list", "agent_send_message", "health", "server_ping"}
+	baseTools = sortedUnion([]string{"agent_get_state", "agent_list", "agent_send_message", "health", "server_ping"}, aacpTools, aacpReadOnly,
+		domainReadOnlyTools, domainWriteTools)
+	aacpReadOnly = []string{"aacp_agents", "aacp_dead_letters", "aacp_receive", "aacp_status"}
+	aacpTools    = []string{"aacp_ack", "aacp_nack", "aacp_register_agent", "aacp_requeue", "aacp_send"}
 	adminNames   = []string{"admin_register_tool", "admin_unregister_tool"}
 	fixtureNames = []string{"big_result", "echo", "fail", "noop", "panic", "sleep", "unserializable"}
 )
@@ -89,8 +92,8 @@ func TestModesListExactlyTheirTools(t *testing.T) {
 		{"FULL admin registration only", []string{adminOn1}, baseTools, adminNames},
 		{"FULL dynamic registration only", []string{adminOn2}, baseTools, adminNames},
 		{"READONLY", []string{"MCPRT_SERVER_MODE=READONLY", adminOn1, adminOn2},
-			[]string{"agent_get_state", "agent_list", "health", "server_ping"},
-			sortedUnion(adminNames, []string{"agent_send_message", "noop"})},
+			sortedUnion([]string{"agent_get_state", "agent_list", "health", "server_ping"}, aacpReadOnly, domainReadOnlyTools),
+			sortedUnion(adminNames, aacpTools, domainWriteTools, []string{"agent_send_message", "noop"})},
 		{"MINIMAL", []string{"MCPRT_SERVER_MODE=MINIMAL", adminOn1, adminOn2}, []string{"health", "server_ping"},
 			sortedUnion(adminNames, []string{"agent_send_message", "agent_list", "agent_get_state", "sleep"})},
 		{"TEST", []string{testMode}, sortedUnion(baseTools, fixtureNames), adminNames},

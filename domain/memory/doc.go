@@ -1,7 +1,8 @@
 // Package memory is a key-value memory shared by agents: JSON values
 // addressed as {namespace}:{key}.
 //
-// Service validates every request (namespace: 1-64 of A-Z a-z 0-9 . _ - /,
+// Service validates every request (namespace: 1-64 of A-Z a-z 0-9 . _ - /
+// in segments that are neither empty nor "." or "..",
 // default "default"; key: 1-512 bytes of text without control characters,
 // kept verbatim; value: any JSON but null, at most 100 KiB compact and 64
 // levels deep), stamps storedAt from its clock and delegates to a Store.

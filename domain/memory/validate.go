@@ -18,7 +18,9 @@ func normNamespace(ns string) (string, error) {
 }
 
 // checkNamespace accepts 1 to MaxNamespaceBytes characters of A-Z a-z 0-9
-// . _ - / (never ':', which separates namespace and key in an address).
+// . _ - / (never ':', which separates namespace and key in an address),
+// whose '/'-separated segments are neither empty nor "." or "..": a
+// namespace looks like a path ("proj/team") but never walks one.
 func checkNamespace(ns string) error {
 	if len(ns) > MaxNamespaceBytes {
 		return check.Invalid("namespace", "is %d bytes long; the limit is %d", len(ns), MaxNamespaceBytes)
@@ -27,6 +29,11 @@ func checkNamespace(ns string) error {
 		c := ns[i]
 		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-' || c == '/') {
 			return check.Invalid("namespace", "%q has %q at byte %d; use only letters A-Z a-z, digits and . _ - / (no ':', which separates namespace and key)", ns, rune(c), i)
+		}
+	}
+	for _, seg := range strings.Split(ns, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return check.Invalid("namespace", "%q has an empty, \".\" or \"..\" segment; use segments like \"proj/team\" (no leading, trailing or doubled '/')", ns)
 		}
 	}
 	return nil

@@ -126,6 +126,11 @@ type Options struct {
 	// Stdin, when set, is the process's standard input instead of a pipe;
 	// Send and CloseStdin must not be used then.
 	Stdin io.Reader
+	// Dir is the process's working directory. Empty means a fresh
+	// temporary directory of the test, so that data the server keeps
+	// under relative paths (aacp.dataDir, the store) never lands in the
+	// source tree and no two processes share it by accident.
+	Dir string
 }
 
 // Proc is a running mcprt process. Its methods that take a testing.TB must
@@ -153,6 +158,10 @@ func Start(t testing.TB, bin string, opts Options) *Proc {
 	t.Helper()
 	cmd := exec.Command(bin, opts.Args...)
 	cmd.Env = CleanEnv(opts.Env...)
+	cmd.Dir = opts.Dir
+	if cmd.Dir == "" {
+		cmd.Dir = t.TempDir()
+	}
 	p := &Proc{t: t, cmd: cmd, out: newLineQueue(), errBuf: newLogBuffer(), done: make(chan struct{})}
 	if opts.Stdin != nil {
 		cmd.Stdin = opts.Stdin

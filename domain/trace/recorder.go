@@ -1,0 +1,298 @@
+package trace
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcprt/mcprt/core"
+)
+
+// Defaults of RecorderOptions.
+const (
+	DefaultQueueSize   = 4096
+	DefaultBatchSize   = 256
+	DefaultMaxCaptured = 4096
+	DefaultMaxAge      = 7 * 24 * time.Hour
+	DefaultMaxEvents   = 100000
+	// pruneEvery is how often the writer applies retention.
+	pruneEvery = time.Minute
+)
+
+// RecorderOptions configure a Recorder. Zero values take the defaults.
+type RecorderOptions struct {
+	// Store receives the events. Required.
+	Store Store
+	// QueueSize bounds the events waiting to be written; when the queue
+	// is full, Record drops the event and counts it.
+	QueueSize int
+	// BatchSize bounds the events written in one transaction.
+	BatchSize int
+	// Capture keeps each call's arguments and result, redacted with
+	// Redactor and bounded by MaxCaptured bytes each.
+	Capture     bool
+	MaxCaptured int
+	Redactor    *core.Redactor
+	// MaxAge and MaxEvents are the retention: older events, and the
+	// oldest beyond the newest MaxEvents, are deleted about once a
+	// minute while events arrive.
+	MaxAge    time.Duration
+	MaxEvents int
+	// Clock stamps retention; nil means core.SystemClock.
+	Clock core.Clock
+	// Logger reports write failures; nil discards them.
+	Logger *slog.Logger
+}
+
+// item is one queued event with its result, which the writer encodes when
+// results are captured (off the call's path).
+type item struct {
+	ev     Event
+	result any
+}
+
+// Recorder writes events to a Store asynchronously: Record only queues
+// (it never blocks), one goroutine writes batches. Safe for concurrent
+// use.
+type Recorder struct {
+	opts  RecorderOptions
+	queue chan item
+
+	stopped  atomic.Bool   // Close was called: Record refuses
+	accepted atomic.Uint64 // events queued
+	dropped  atomic.Uint64 // events refused: queue full or closed
+	failed   atomic.Uint64 // events lost to write errors
+
+	mu       sync.Mutex    // guards written, progress, closed
+	written  uint64        // events handled by the writer (stored or failed)
+	progress chan struct{} // closed and replaced after every batch
+	closed   bool
+
+	stop chan struct{} // closed by Close
+	done chan struct{} // closed when the writer has exited
+}
+
+// NewRecorder starts a Recorder. Close it to write what is queued.
+func NewRecorder(opts RecorderOptions) *Recorder {
+	if opts.QueueSize <= 0 {
+		opts.QueueSize = DefaultQueueSize
+	}
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = DefaultBatchSize
+	}
+	if opts.MaxCaptured <= 0 {
+		opts.MaxCaptured = DefaultMaxCaptured
+	}
+	if opts.MaxAge <= 0 {
+		opts.MaxAge = DefaultMaxAge
+	}
+	if opts.MaxEvents <= 0 {
+		opts.MaxEvents = DefaultMaxEvents
+	}
+	if opts.Clock == nil {
+		opts.Clock = core.SystemClock{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Redactor == nil {
+		opts.Redactor = core.NewRedactor(nil)
+	}
+	r := &Recorder{opts: opts, queue: make(chan item, opts.QueueSize), progress: make(chan struct{}),
+		stop: make(chan struct{}), done: make(chan struct{})}
+	go r.run()
+	return r
+}
+
+// Capturing reports whether arguments and results are kept.
+func (r *Recorder) Capturing() bool { return r.opts.Capture }
+
+// Record queues ev (with the call's result, used only when capturing). It
+// never blocks: when the queue is full or the Recorder is closed the event
+// is dropped and counted, and Record returns false.
+func (r *Recorder) Record(ev Event, result any) bool {
+	if r.stopped.Load() {
+		r.dropped.Add(1)
+		return false
+	}
+	select {
+	case r.queue <- item{ev: ev, result: result}:
+		r.accepted.Add(1)
+		return true
+	default:
+		r.dropped.Add(1)
+		return false
+	}
+}
+
+// Counts reports the events queued, dropped (queue full) and lost to
+// write errors since the Recorder started.
+func (r *Recorder) Counts() (accepted, dropped, failed uint64) {
+	return r.accepted.Load(), r.dropped.Load(), r.failed.Load()
+}
+
+// Flush waits until every event queued before the call has been handled
+// by the writer, or ctx ends.
+func (r *Recorder) Flush(ctx context.Context) error {
+	target := r.accepted.Load()
+	for {
+		r.mu.Lock()
+		if r.written >= target || r.closed && r.writerDone() {
+			r.mu.Unlock()
+			return nil
+		}
+		ch := r.progress
+		r.mu.Unlock()
+		select {
+		case <-ch:
+		case <-r.done:
+			return nil
+		case <-ctx.Done():
+			return core.Errorf(core.CodeTimeout, "trace: events were still being written when the wait ended: %v", context.Cause(ctx))
+		}
+	}
+}
+
+func (r *Recorder) writerDone() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Close stops accepting events, writes those queued, and waits for the
+// writer until ctx ends. An event recorded while Close runs may be lost.
+// It is safe to call more than once.
+func (r *Recorder) Close(ctx context.Context) error {
+	r.mu.Lock()
+	if !r.closed {
+		r.closed = true
+		r.stopped.Store(true)
+		close(r.stop)
+	}
+	r.mu.Unlock()
+	select {
+	case <-r.done:
+		return nil
+	case <-ctx.Done():
+		return core.Errorf(core.CodeTimeout, "trace: %d queued events were not written before the wait ended", len(r.queue))
+	}
+}
+
+// run is the writer: it takes a batch (the first event, then what is
+// queued, up to BatchSize), writes it in one transaction, and repeats.
+func (r *Recorder) run() {
+	defer close(r.done)
+	batch := make([]Event, 0, r.opts.BatchSize)
+	lastPrune := time.Time{}
+	for {
+		var first item
+		select {
+		case first = <-r.queue:
+		case <-r.stop:
+			// Write what is left, without waiting for more.
+			for {
+				batch = r.drain(batch[:0], item{}, false)
+				if len(batch) == 0 {
+					return
+				}
+				r.write(batch)
+			}
+		}
+		batch = r.drain(batch[:0], first, true)
+		r.write(batch)
+		if now := r.opts.Clock.Now(); now.Sub(lastPrune) >= pruneEvery {
+			lastPrune = now
+			r.prune(now)
+		}
+	}
+}
+
+// drain fills batch: first (when has), then queued items without waiting.
+func (r *Recorder) drain(batch []Event, first item, has bool) []Event {
+	if has {
+		batch = append(batch, r.finish(first))
+	}
+	for len(batch) < r.opts.BatchSize {
+		select {
+		case it := <-r.queue:
+			batch = append(batch, r.finish(it))
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// finish prepares an event for the store: captured parts are redacted and
+// bounded here, off the call's path.
+func (r *Recorder) finish(it item) Event {
+	ev := it.ev
+	if !r.opts.Capture {
+		ev.Args, ev.Result = nil, nil
+		return ev
+	}
+	if ev.Args != nil {
+		ev.Args = r.capture(ev.Args)
+	}
+	if it.result != nil {
+		ev.Result = r.capture(it.result)
+	}
+	return ev
+}
+
+// capture redacts v and bounds its JSON to MaxCaptured bytes; a longer
+// value becomes {"truncated":true,"bytes":N,"preview":"..."}.
+func (r *Recorder) capture(v any) json.RawMessage {
+	red := r.opts.Redactor.Redact(v)
+	b, err := json.Marshal(red)
+	if err != nil {
+		b, _ = json.Marshal(map[string]any{"unencodable": err.Error()})
+	}
+	if len(b) <= r.opts.MaxCaptured {
+		return b
+	}
+	preview := core.Clip(string(b), r.opts.MaxCaptured/2)
+	out, _ := json.Marshal(struct {
+		Truncated bool   `json:"truncated"`
+		Bytes     int    `json:"bytes"`
+		Preview   string `json:"preview"`
+	}{true, len(b), preview})
+	return out
+}
+
+func (r *Recorder) write(batch []Event) {
+	if len(batch) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	err := r.opts.Store.Append(ctx, batch)
+	cancel()
+	if err != nil {
+		r.failed.Add(uint64(len(batch)))
+		r.opts.Logger.Warn("trace events could not be written; they are lost", "events", len(batch), "error", err.Error())
+	}
+	r.mu.Lock()
+	r.written += uint64(len(batch))
+	close(r.progress)
+	r.progress = make(chan struct{})
+	r.mu.Unlock()
+}
+
+func (r *Recorder) prune(now time.Time) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	n, err := r.opts.Store.Prune(ctx, now.Add(-r.opts.MaxAge), r.opts.MaxEvents)
+	switch {
+	case err != nil && !errors.Is(err, context.Canceled):
+		r.opts.Logger.Warn("trace retention failed; old events stay for now", "error", err.Error())
+	case n > 0:
+		r.opts.Logger.Debug("trace retention deleted old events", "events", n)
+	}
+}

@@ -1,0 +1,95 @@
+package domaintools
+
+import (
+	"path/filepath"
+	"time"
+
+	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/domain/trace"
+	"github.com/mcprt/mcprt/store"
+)
+
+// StoreConfig is the "store" section of the configuration.
+type StoreConfig struct {
+	Dir           string `json:"dir" help:"Directory of the shared SQLite store (memory, sessions, traces); empty means {aacp.dataDir}/store. Processes given the same absolute path share one store."`
+	BusyTimeoutMs int    `json:"busyTimeoutMs" config:"max=600000" help:"How long a write waits for another process's write, in milliseconds."`
+}
+
+// GuardConfig is the "guard" section of the configuration.
+type GuardConfig struct {
+	PoliciesDir string `json:"policiesDir" help:"Directory of guard policy files (one policy per *.json); empty means {aacp.dataDir}/policies. A missing directory holds none; the built-in policies default and docs-only always exist."`
+}
+
+// TraceConfig is the "trace" section of the configuration.
+type TraceConfig struct {
+	Enabled            bool `json:"enabled" help:"Record every tools/call that passes validation as a trace event in the store (off by default: the store writer costs more CPU than a no-op call)."`
+	CaptureArguments   bool `json:"captureArguments" help:"Also keep each call's arguments and result, redacted with logging.redactKeys and bounded by trace.maxCapturedBytes."`
+	MaxCapturedBytes   int  `json:"maxCapturedBytes" config:"min=64,max=1048576" help:"Largest captured arguments or result per call, in bytes of JSON; longer ones keep a preview."`
+	QueueSize          int  `json:"queueSize" config:"max=1000000" help:"Trace events waiting to be written; when full, new events are dropped and counted (the call never waits)."`
+	BatchSize          int  `json:"batchSize" config:"max=10000" help:"Most trace events written in one transaction."`
+	RetentionMaxAgeMs  int  `json:"retentionMaxAgeMs" help:"Trace events older than this are deleted, in milliseconds."`
+	RetentionMaxEvents int  `json:"retentionMaxEvents" help:"At most this many trace events are kept (the oldest go first)."`
+}
+
+// Config holds the sections of the domain tools.
+type Config struct {
+	Store StoreConfig
+	Guard GuardConfig
+	Trace TraceConfig
+}
+
+// DefaultConfig returns the defaults: the store and policies under
+// aacp.dataDir, tracing on without arguments.
+func DefaultConfig() Config {
+	return Config{
+		Store: StoreConfig{BusyTimeoutMs: int(store.DefaultBusyTimeout / time.Millisecond)},
+		Trace: TraceConfig{Enabled: false, MaxCapturedBytes: trace.DefaultMaxCaptured, QueueSize: trace.DefaultQueueSize,
+			BatchSize: trace.DefaultBatchSize, RetentionMaxAgeMs: int(trace.DefaultMaxAge / time.Millisecond),
+			RetentionMaxEvents: trace.DefaultMaxEvents},
+	}
+}
+
+// AddTo adds the store, guard and trace sections to a Loader.
+func (c *Config) AddTo(l *core.Loader) error {
+	for _, s := range []struct {
+		path string
+		ptr  any
+	}{{"store", &c.Store}, {"guard", &c.Guard}, {"trace", &c.Trace}} {
+		if err := l.Add(s.path, s.ptr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// LoadConfig loads mcprt's base configuration and the domain sections from
+// the file at path ("" for none) and the environment, with one Loader: an
+// invalid value in any section is a *core.ConfigError.
+func LoadConfig(path string, environ []string, version string) (core.Config, Config, error) {
+	base, dom := core.DefaultConfig(version), DefaultConfig()
+	l := core.NewConfigLoader(&base)
+	if err := dom.AddTo(l); err != nil {
+		return core.Config{}, Config{}, err
+	}
+	if err := l.Load(path, environ); err != nil {
+		return core.Config{}, Config{}, err
+	}
+	return base, dom, nil
+}
+
+// StoreDir returns the store's directory: store.dir, or {dataDir}/store.
+func (c Config) StoreDir(dataDir string) string {
+	if c.Store.Dir != "" {
+		return c.Store.Dir
+	}
+	return filepath.Join(dataDir, "store")
+}
+
+// PoliciesDir returns the policies directory: guard.policiesDir, or
+// {dataDir}/policies.
+func (c Config) PoliciesDir(dataDir string) string {
+	if c.Guard.PoliciesDir != "" {
+		return c.Guard.PoliciesDir
+	}
+	return filepath.Join(dataDir, "policies")
+}

@@ -1,0 +1,32 @@
+// Package domaintools puts the domain services on an mcp.Server: the
+// memory_*, session_*, guard_* and trace_* tools over one SQLite store, and
+// the audit sink that records every tools/call as a trace event.
+//
+// # Contract
+//
+//   - New builds everything and touches no file except reading the guard
+//     policies directory (a missing one holds no policies; a bad policy
+//     file is a *core.ConfigError for guard.policiesDir). The store is
+//     created by its first use: a server that runs no domain tool and
+//     receives no tools/call (with tracing on) creates nothing.
+//   - The store lives in store.dir, default {aacp.dataDir}/store (relative
+//     paths from the working directory). Processes given the same
+//     directory share memory, sessions and traces.
+//   - Register adds the tools with truthful annotations (readOnlyHint,
+//     destructiveHint for tools that write, idempotentHint, openWorldHint
+//     false) and schemas derived from the domain types. The server's mode
+//     admits them: FULL and TEST all, READONLY the read-only ones, MINIMAL
+//     none. Every spec must have a handler and the reverse.
+//   - AuditSink never refuses a call and never blocks it: Enter notes a
+//     top-level "sessionId" argument (and the arguments when capturing),
+//     Exit queues the event on the Recorder's bounded queue (a full queue
+//     drops and counts). Only calls that passed input validation reach an
+//     audit sink, so only they are traced.
+//   - Close writes what is queued and closes the store.
+//   - Config holds the store, guard and trace sections; LoadConfig loads
+//     them with mcprt's base sections through one core.Loader, so their
+//     MCPRT_STORE_*, MCPRT_GUARD_* and MCPRT_TRACE_* variables are known
+//     keys. TraceCommand is `mcprt trace show|list`.
+//
+// Nothing here is global: two Domains in one process share nothing.
+package domaintools
