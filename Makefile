@@ -15,7 +15,7 @@ all: build
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o bin/mcprt ./cmd/mcprt
 
-## test: what CI runs — vet, every test with -race, each benchmark once, a short fuzz pass
+## test: what CI runs — vet, every test with -race, each benchmark once, a short fuzz pass, the conformance suite
 test: vet unit fuzz-short
 
 vet:
@@ -39,6 +39,15 @@ fuzz:
 ## bench: every benchmark with allocations (bench/: parser, dispatch, handshake, listing, validation, stdio)
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+.PHONY: conformance
+
+## conformance: the official MCP conformance suite (0.1.16 and 0.2.0-alpha.12, pinned in conformance/) against
+## bin/mcprt over Streamable HTTP; fails when any scenario fails. Node 22 and the suites are installed once into
+## ~/.cache/mcprt/conformance. CONFORMANCE_TRANSPORT=bridge (supergateway in front of the stdio binary) or http (mcprt --http)
+CONFORMANCE_TRANSPORT ?= bridge
+conformance: build
+	CONFORMANCE_BIN=bin/mcprt CONFORMANCE_TRANSPORT=$(CONFORMANCE_TRANSPORT) conformance/run.sh
 
 .PHONY: bench-e2e bench-compare
 

@@ -2,6 +2,7 @@ package core
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -28,6 +29,33 @@ type ServerConfig struct {
 	ShutdownTimeoutMs int    `json:"shutdownTimeoutMs" help:"How long shutdown waits for in-flight handlers, in milliseconds."`
 	StartupTimeoutMs  int    `json:"startupTimeoutMs" help:"Startup must finish within this many milliseconds, or the process exits 75."`
 	Instructions      string `json:"instructions" help:"Instructions returned by initialize; empty means none."`
+	// Fixtures names extra fixture sets, registered in mode TEST only (see
+	// FixtureSets); Validate refuses a name that is not one.
+	Fixtures []string `json:"fixtures" help:"Extra fixture sets registered in mode TEST only (ignored in other modes): conformance (the tools, resources, prompts and completions the MCP conformance suite exercises). Empty means none."`
+}
+
+// Fixture sets of server.fixtures.
+const (
+	// FixtureConformance is the MCP conformance suite's fixtures: its
+	// test_* tools, test:// resources and template, test_* prompts and
+	// their completions.
+	FixtureConformance = "conformance"
+)
+
+// FixtureSets lists the values server.fixtures accepts.
+func FixtureSets() []string { return []string{FixtureConformance} }
+
+// Validate checks that every name in Fixtures is a known fixture set.
+func (c *ServerConfig) Validate() error {
+	for _, f := range c.Fixtures {
+		if !slices.Contains(FixtureSets(), f) {
+			return &ConfigError{Key: "fixtures",
+				Allowed: "a list of fixture sets, each one of " + strings.Join(FixtureSets(), ", ") +
+					" (case-sensitive; file: JSON array; env: comma-separated)",
+				Reason: "unknown fixture set " + strconv.Quote(f)}
+		}
+	}
+	return nil
 }
 
 // TransportConfig is the "transport" section of the configuration.
@@ -141,6 +169,7 @@ func DefaultConfig(version string) Config {
 			Mode:              ModeFull,
 			ShutdownTimeoutMs: 10000,
 			StartupTimeoutMs:  10000,
+			Fixtures:          []string{},
 		},
 		Transport: TransportConfig{MaxMessageBytes: 4194304, MaxInFlight: 1024, MaxOutputBytes: 1048576,
 			MaxBatchResponseBytes: 16777216},

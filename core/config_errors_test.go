@@ -7,14 +7,15 @@ import (
 )
 
 const (
-	allowedInt     = "an integer >= 1 and <= 9007199254740991"
-	allowedFile    = "a readable JSON object file (UTF-8, at most 1048576 bytes)"
-	allowedVar     = "a known MCPRT_* variable (see README)"
-	serverKeys     = "name, version, mode, shutdownTimeoutMs, startupTimeoutMs, instructions"
-	notAllowedEnum = "not one of the allowed values"
-	allowedMode    = "one of FULL, READONLY, MINIMAL, TEST (case-sensitive)"
-	allowedLevel   = "one of debug, info, warn, error (case-sensitive)"
-	allowedPolicy  = "one of deny_all, local_stdio_only, token (case-sensitive)"
+	allowedInt      = "an integer >= 1 and <= 9007199254740991"
+	allowedFile     = "a readable JSON object file (UTF-8, at most 1048576 bytes)"
+	allowedVar      = "a known MCPRT_* variable (see README)"
+	serverKeys      = "name, version, mode, shutdownTimeoutMs, startupTimeoutMs, instructions, fixtures"
+	notAllowedEnum  = "not one of the allowed values"
+	allowedMode     = "one of FULL, READONLY, MINIMAL, TEST (case-sensitive)"
+	allowedLevel    = "one of debug, info, warn, error (case-sensitive)"
+	allowedPolicy   = "one of deny_all, local_stdio_only, token (case-sensitive)"
+	allowedFixtures = "a list of fixture sets, each one of conformance (case-sensitive; file: JSON array; env: comma-separated)"
 )
 
 // fileErr is the expected error of a file value; envErr of an env value.
@@ -100,6 +101,10 @@ func TestConfigInvalid(t *testing.T) {
 		// Enums and strings.
 		{"file mode wrong case", `{"server":{"mode":"full"}}`, nil, fileErr("server.mode", `"full"`, allowedMode, "not one of the allowed values (case-sensitive): did you mean FULL?")},
 		{"env mode lower case", "", []string{"MCPRT_SERVER_MODE=readonly"}, envErr("server.mode", "readonly", allowedMode, "not one of the allowed values (case-sensitive): did you mean READONLY?")},
+		{"unknown fixture set in the file", `{"server":{"fixtures":["conformance","Conformance"]}}`, nil,
+			fileErr("server.fixtures", "conformance,Conformance", allowedFixtures, `unknown fixture set "Conformance"`)},
+		{"unknown fixture set in the env", "", []string{"MCPRT_SERVER_FIXTURES=everything"},
+			envErr("server.fixtures", "everything", allowedFixtures, `unknown fixture set "everything"`)},
 		{"env level wrong case", "", []string{"MCPRT_LOGGING_LEVEL=INFO"}, envErr("logging.level", "INFO", allowedLevel, "not one of the allowed values (case-sensitive): did you mean info?")},
 		{"env level empty", "", []string{"MCPRT_LOGGING_LEVEL="}, envErr("logging.level", "", allowedLevel, "empty")},
 		{"file admin policy", `{"tools":{"adminPolicy":{"mode":"allow_all"}}}`, nil, fileErr("tools.adminPolicy.mode", `"allow_all"`, allowedPolicy, notAllowedEnum)},

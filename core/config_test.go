@@ -71,7 +71,7 @@ func leafPaths(t reflect.Type, prefix string) []string {
 
 func TestDefaultConfig(t *testing.T) {
 	want := Config{
-		Server:    ServerConfig{Name: "mcprt", Version: "1.2.3", Mode: "FULL", ShutdownTimeoutMs: 10000, StartupTimeoutMs: 10000, Instructions: ""},
+		Server:    ServerConfig{Name: "mcprt", Version: "1.2.3", Mode: "FULL", ShutdownTimeoutMs: 10000, StartupTimeoutMs: 10000, Instructions: "", Fixtures: []string{}},
 		Transport: TransportConfig{MaxMessageBytes: 4194304, MaxInFlight: 1024, MaxOutputBytes: 1048576, MaxBatchResponseBytes: 16777216},
 		Tools: ToolsConfig{DefaultTimeoutMs: 30000, ClientRequestTimeoutMs: 60000, MaxPayloadBytes: 1048576, MaxStateBytes: 262144, MaxResultBytes: 10485760,
 			PageSize: 100, AdminRegistrationEnabled: false, AdminPolicy: AdminPolicyConfig{Mode: "deny_all", TokenEnvVar: ""}},
@@ -127,6 +127,7 @@ var keyCases = []struct {
 	{"server.shutdownTimeoutMs", `5`, "5", func(c *Config) { c.Server.ShutdownTimeoutMs = 5 }},
 	{"server.startupTimeoutMs", `6`, "6", func(c *Config) { c.Server.StartupTimeoutMs = 6 }},
 	{"server.instructions", `"use it\nwell"`, "use it\nwell", func(c *Config) { c.Server.Instructions = "use it\nwell" }},
+	{"server.fixtures", `["conformance"]`, " conformance ,", func(c *Config) { c.Server.Fixtures = []string{"conformance"} }},
 	{"transport.maxMessageBytes", `7`, "7", func(c *Config) { c.Transport.MaxMessageBytes = 7 }},
 	{"transport.maxInFlight", `8`, "8", func(c *Config) { c.Transport.MaxInFlight = 8 }},
 	{"transport.maxOutputBytes", `80`, "80", func(c *Config) { c.Transport.MaxOutputBytes = 80 }},
@@ -189,7 +190,7 @@ func TestConfigEachKey(t *testing.T) {
 }
 
 func TestConfigAllKeysInOneFile(t *testing.T) {
-	file := `{"server":{"name":"srv","version":"9.9","mode":"READONLY","shutdownTimeoutMs":5,"startupTimeoutMs":6,"instructions":"use it\nwell"},
+	file := `{"server":{"name":"srv","version":"9.9","mode":"READONLY","shutdownTimeoutMs":5,"startupTimeoutMs":6,"instructions":"use it\nwell","fixtures":["conformance"]},
 	"transport":{"maxMessageBytes":7,"maxInFlight":8,"maxOutputBytes":80,"maxBatchResponseBytes":81},
 	"tools":{"defaultTimeoutMs":9,"clientRequestTimeoutMs":15,"maxPayloadBytes":10,"maxStateBytes":11,"maxResultBytes":12,"pageSize":13,
 	  "adminRegistrationEnabled":true,"adminPolicy":{"mode":"local_stdio_only","tokenEnvVar":"ADMIN_TOKEN"}},
@@ -277,6 +278,7 @@ func TestEnvName(t *testing.T) {
 		"server.shutdownTimeoutMs":            "MCPRT_SERVER_SHUTDOWN_TIMEOUT_MS",
 		"server.startupTimeoutMs":             "MCPRT_SERVER_STARTUP_TIMEOUT_MS",
 		"server.instructions":                 "MCPRT_SERVER_INSTRUCTIONS",
+		"server.fixtures":                     "MCPRT_SERVER_FIXTURES",
 		"transport.maxMessageBytes":           "MCPRT_TRANSPORT_MAX_MESSAGE_BYTES",
 		"transport.maxInFlight":               "MCPRT_TRANSPORT_MAX_IN_FLIGHT",
 		"transport.maxOutputBytes":            "MCPRT_TRANSPORT_MAX_OUTPUT_BYTES",
@@ -324,7 +326,7 @@ func TestConfigKeysCoverConfig(t *testing.T) {
 	var paths []string
 	for _, k := range ConfigKeys() {
 		paths = append(paths, k.Path)
-		if k.Env == "" || k.Default == "" && k.Path != "server.instructions" && k.Path != "tools.adminPolicy.tokenEnvVar" && k.Path != "aacp.agentId" ||
+		if k.Env == "" || k.Default == "" && k.Path != "server.instructions" && k.Path != "server.fixtures" && k.Path != "tools.adminPolicy.tokenEnvVar" && k.Path != "aacp.agentId" ||
 			k.Allowed == "" || k.Meaning == "" {
 			t.Errorf("incomplete ConfigKey %+v", k)
 		}

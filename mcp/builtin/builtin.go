@@ -70,6 +70,14 @@ func Register(srv *mcp.Server, opts Options) error {
 			return fmt.Errorf("builtin: register tool %q: %w", t.name, err)
 		}
 	}
+	if err := registerDemo(srv); err != nil { // mode TEST only (demo.go)
+		return err
+	}
+	if conformanceEnabled(cfg) { // mode TEST and server.fixtures has conformance (conformance*.go)
+		if err := registerConformance(srv); err != nil {
+			return err
+		}
+	}
 	if cfg.Server.Mode == core.ModeTest && opts.Agents != nil {
 		for _, a := range []struct {
 			id string

@@ -1,0 +1,47 @@
+// summarize.mjs DIR LABEL — reads the checks.json files the MCP conformance
+// suite wrote under DIR (one directory per scenario) and prints one summary
+// line for the suite, then one line per failed check. Exits 1 when a check
+// failed or when no scenario ran at all (a run that tested nothing is not a
+// pass), 0 otherwise.
+import { readdirSync, readFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+const [dir, label] = process.argv.slice(2);
+if (!dir || !label) {
+  console.error('usage: node summarize.mjs DIR LABEL');
+  process.exit(2);
+}
+
+// A scenario's directory is server-<scenario>-<ISO timestamp>.
+const scenarioOf = (name) =>
+  name.replace(/^server-/, '').replace(/-\d{4}-\d\d-\d\dT[\d-]+Z$/, '');
+
+const scenarios = [];
+for (const entry of existsSync(dir) ? readdirSync(dir).sort() : []) {
+  const file = join(dir, entry, 'checks.json');
+  if (!existsSync(file)) continue;
+  let checks;
+  try {
+    checks = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    checks = [{ id: 'checks.json', status: 'FAILURE', errorMessage: `unreadable: ${e.message}` }];
+  }
+  scenarios.push({ name: scenarioOf(entry), checks: Array.isArray(checks) ? checks : [] });
+}
+
+const count = (status) =>
+  scenarios.reduce((n, s) => n + s.checks.filter((c) => c.status === status).length, 0);
+const failed = scenarios.filter((s) => s.checks.some((c) => c.status === 'FAILURE'));
+const total = scenarios.reduce((n, s) => n + s.checks.length, 0);
+
+let line = `${label}: ${scenarios.length - failed.length}/${scenarios.length} scenarios pass, ` +
+  `${count('SUCCESS')}/${total} checks succeed (${count('WARNING')} warnings, ${count('SKIPPED')} skipped)`;
+if (failed.length > 0) line += `; FAILED: ${failed.map((s) => s.name).join(', ')}`;
+if (scenarios.length === 0) line += '; NO SCENARIO RAN';
+console.log(line);
+for (const s of failed) {
+  for (const c of s.checks.filter((c) => c.status === 'FAILURE')) {
+    console.log(`  ${s.name} / ${c.id}: ${c.errorMessage ?? c.description ?? 'failed'}`);
+  }
+}
+process.exit(failed.length > 0 || scenarios.length === 0 ? 1 : 0);
