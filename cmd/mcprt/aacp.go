@@ -1,0 +1,417 @@
+package main
+
+// The operator commands: mcprt aacp agents | channel | inbox |
+// dead-letters | requeue. They read (and for requeue, write) the agent
+// messaging journal directly and print to stdout; they are not the MCP
+// server.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mcprt/mcprt/aacp/broker"
+	"github.com/mcprt/mcprt/aacp/envelope"
+	"github.com/mcprt/mcprt/aacp/journal"
+	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/mcp/aacptools"
+	"github.com/mcprt/mcprt/mcp/domaintools"
+)
+
+const aacpUsage = `mcprt aacp — inspect and repair the agent messaging journal.
+
+Usage:
+  mcprt aacp [flags] agents                    the registered agents
+  mcprt aacp [flags] channel SENDER RECEIVER   every stored message SENDER sent RECEIVER
+  mcprt aacp [flags] inbox AGENT               messages AGENT has not finished (not processed, not rejected)
+  mcprt aacp [flags] dead-letters              sends that failed for good and were not requeued
+  mcprt aacp [flags] requeue MESSAGE_ID        send a dead letter again (its sender must not be running)
+
+Flags (before or after the command):
+  --data-dir DIR   the data directory (default: aacp.dataDir from --config,
+                   MCPRT_CONFIG or MCPRT_AACP_DATA_DIR, else .mcprt)
+  --config FILE    the configuration file to read aacp.* from
+  --json           print JSON instead of a table
+
+Exit codes: 0 done, 1 failed (no data directory, unknown message, ...),
+2 bad usage, 78 invalid configuration.
+`
+
+// aacpCmd is one operator command invocation.
+type aacpCmd struct {
+	store  *journal.FileStore
+	cfg    core.AACPConfig
+	json   bool
+	stdout io.Writer
+}
+
+// runAACP runs `mcprt aacp ARGS` and returns the exit code.
+func runAACP(args []string, stdout, stderr io.Writer, environ []string) int {
+	fs := flag.NewFlagSet("mcprt aacp", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	dataDir := fs.String("data-dir", "", "")
+	configPath := fs.String("config", "", "")
+	asJSON := fs.Bool("json", false, "")
+	help := fs.Bool("help", false, "")
+	fail := func(code int, err error) int {
+		fmt.Fprintf(stderr, "mcprt aacp: %v\n", err)
+		if code == exitUsage {
+			fmt.Fprint(stderr, "Run 'mcprt aacp --help' for usage.\n")
+		}
+		return code
+	}
+	// Flags may come before, between and after the positional arguments.
+	var pos []string
+	for rest := args; ; {
+		if err := fs.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fmt.Fprint(stdout, aacpUsage)
+				return exitOK
+			}
+			return fail(exitUsage, err)
+		}
+		if rest = fs.Args(); len(rest) == 0 {
+			break
+		}
+		pos, rest = append(pos, rest[0]), rest[1:]
+	}
+	if *help {
+		fmt.Fprint(stdout, aacpUsage)
+		return exitOK
+	}
+	if len(pos) == 0 {
+		return fail(exitUsage, errors.New("no command given; want agents, channel, inbox, dead-letters or requeue"))
+	}
+	want := map[string]int{"agents": 0, "channel": 2, "inbox": 1, "dead-letters": 0, "requeue": 1}
+	n, known := want[pos[0]]
+	switch {
+	case !known:
+		return fail(exitUsage, fmt.Errorf("unknown command %q; want agents, channel, inbox, dead-letters or requeue", pos[0]))
+	case len(pos)-1 != n:
+		return fail(exitUsage, fmt.Errorf("%s takes %d argument(s), got %d: %q", pos[0], n, len(pos)-1, pos[1:]))
+	}
+	for _, id := range pos[1:] {
+		if pos[0] == "requeue" {
+			if err := envelope.CheckID("messageId", id); err != nil {
+				return fail(exitUsage, errors.New(err.Message))
+			}
+		} else if err := envelope.CheckAgentID(id); err != nil && id != envelope.SystemAgentID {
+			return fail(exitUsage, errors.New(err.Message))
+		}
+	}
+	path := *configPath
+	if path == "" {
+		path = lookupEnv(environ, "MCPRT_CONFIG")
+	}
+	// The server's loader, so that every key the server accepts (domain
+	// sections included) is accepted here too.
+	cfg, _, err := domaintools.LoadConfig(path, environ, version)
+	if err != nil {
+		return fail(exitConfig, err)
+	}
+	if *dataDir != "" {
+		cfg.AACP.DataDir = *dataDir
+	}
+	if st, err := os.Stat(cfg.AACP.DataDir); err != nil || !st.IsDir() {
+		return fail(exitFatal, fmt.Errorf("no agent messaging data in %q: it is not a directory; pass --data-dir (the sessions' MCPRT_AACP_DATA_DIR)", cfg.AACP.DataDir))
+	}
+	store, err := journal.OpenFile(journal.FileOptions{Dir: cfg.AACP.DataDir, Fsync: journal.FsyncPolicy(cfg.AACP.Fsync)})
+	if err != nil {
+		return fail(exitFatal, err)
+	}
+	c := &aacpCmd{store: store, cfg: cfg.AACP, json: *asJSON, stdout: stdout}
+	ctx := context.Background()
+	switch pos[0] {
+	case "agents":
+		err = c.agents(ctx)
+	case "channel":
+		err = c.channel(ctx, pos[1], pos[2])
+	case "inbox":
+		err = c.inbox(ctx, pos[1])
+	case "dead-letters":
+		err = c.deadLetters(ctx)
+	case "requeue":
+		err = c.requeue(ctx, pos[1])
+	}
+	if cerr := store.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return fail(exitFatal, err)
+	}
+	return exitOK
+}
+
+// emit prints v as JSON, or the table rows under header.
+func (c *aacpCmd) emit(v any, header []string, rows [][]string) error {
+	if c.json {
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	if len(rows) == 0 {
+		_, err := fmt.Fprintln(c.stdout, "(none)")
+		return err
+	}
+	tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, r := range rows {
+		for i, cell := range r {
+			r[i] = printable(cell)
+		}
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	return tw.Flush()
+}
+
+// printable keeps a table cell on one line and free of control
+// characters, and cuts it at 60 characters.
+func printable(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+	if r := []rune(s); len(r) > 60 {
+		s = string(r[:59]) + "…"
+	}
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// agentRow is one agent in `agents --json`.
+type agentRow struct {
+	journal.AgentRecord
+	Online bool `json:"online"`
+}
+
+func (c *aacpCmd) agents(ctx context.Context) error {
+	recs, err := c.store.Agents(ctx)
+	if err != nil {
+		return err
+	}
+	out := struct {
+		Agents []agentRow `json:"agents"`
+	}{Agents: []agentRow{}}
+	var rows [][]string
+	for _, r := range recs {
+		out.Agents = append(out.Agents, agentRow{r, r.Online})
+		online := "no"
+		if r.Online {
+			online = "yes"
+		}
+		rows = append(rows, []string{r.AgentID, string(r.Type), online, fmt.Sprint(r.PID), stamp(r.RegisteredAt), strings.Join(r.Capabilities, ",")})
+	}
+	return c.emit(out, []string{"AGENT", "TYPE", "ONLINE", "PID", "REGISTERED", "CAPABILITIES"}, rows)
+}
+
+// stored is one transmission as the operator commands show it.
+type stored struct {
+	Seq         uint64            `json:"seq"`
+	MessageID   string            `json:"messageId"`
+	RequestID   string            `json:"requestId"`
+	Sender      string            `json:"sender"`
+	Receiver    string            `json:"receiver"`
+	MessageType string            `json:"messageType"`
+	Priority    string            `json:"priority"`
+	Timestamp   string            `json:"timestamp"`
+	RetryCount  int               `json:"retryCount"`
+	State       string            `json:"state,omitempty"`  // the delivery's state in the sender's ledger
+	Answer      string            `json:"answer,omitempty"` // the receiver's answer: received, queued, processed, nacked
+	Envelope    envelope.Envelope `json:"envelope"`
+}
+
+// read returns the stored transmissions into receiver (from sender only,
+// when set), in seq order per channel, with their delivery state and
+// answer.
+func (c *aacpCmd) read(ctx context.Context, sender, receiver string) ([]stored, error) {
+	in, err := c.store.Inbox(receiver)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	var out []stored
+	err = in.Read(ctx, func(e *envelope.Envelope) error {
+		if sender == "" || e.Sender.AgentID == sender {
+			out = append(out, stored{Seq: e.Seq, MessageID: e.MessageID, RequestID: e.RequestID, Sender: e.Sender.AgentID,
+				Receiver: e.Receiver.AgentID, MessageType: e.MessageType, Priority: string(e.Priority), Timestamp: e.Timestamp,
+				RetryCount: e.Metadata.RetryCount, Envelope: *e})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	ledgers := map[string]journal.Ledger{}
+	ledger := func(id string) journal.Ledger {
+		l, ok := ledgers[id]
+		if !ok {
+			l, _ = c.store.Ledger(id) // nil for _broker: it keeps none
+			ledgers[id] = l
+		}
+		return l
+	}
+	for i := range out {
+		s := &out[i]
+		if l := ledger(s.Sender); l != nil {
+			if m, ok := l.Message(s.MessageID); ok {
+				s.State = string(m.State)
+			}
+		}
+		if l := ledger(receiver); l != nil && s.MessageType != envelope.Ack && s.MessageType != envelope.Nack {
+			if a, ok := l.Inbound(s.Sender, s.RequestID); ok {
+				s.Answer = a.Status
+			}
+		}
+	}
+	return out, nil
+}
+
+func (c *aacpCmd) channel(ctx context.Context, sender, receiver string) error {
+	msgs, err := c.read(ctx, sender, receiver)
+	if err != nil {
+		return err
+	}
+	out := struct {
+		Channel  string   `json:"channel"`
+		Messages []stored `json:"messages"`
+	}{envelope.Channel(sender, receiver), append([]stored{}, msgs...)}
+	var rows [][]string
+	for _, m := range msgs {
+		rows = append(rows, []string{fmt.Sprint(m.Seq), m.MessageID, m.MessageType, m.Priority, m.Timestamp, fmt.Sprint(m.RetryCount), m.State, m.Answer})
+	}
+	if !c.json {
+		fmt.Fprintf(c.stdout, "channel %s: %d stored message(s)\n", out.Channel, len(msgs))
+	}
+	return c.emit(out, []string{"SEQ", "MESSAGE_ID", "TYPE", "PRIORITY", "SENT", "RETRY", "STATE", "ANSWER"}, rows)
+}
+
+// inbox lists what agent has not finished: the latest transmission of
+// each request that is not ACK/NACK, not expired, and neither processed
+// nor rejected by agent.
+func (c *aacpCmd) inbox(ctx context.Context, agent string) error {
+	msgs, err := c.read(ctx, "", agent)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	latest := map[string]int{}
+	var open []stored
+	for _, m := range msgs {
+		exp := m.Envelope.ExpiresAt()
+		if m.MessageType == envelope.Ack || m.MessageType == envelope.Nack || m.Answer == journal.InboundProcessed ||
+			m.Answer == journal.InboundNacked || !exp.IsZero() && !exp.After(now) {
+			continue
+		}
+		key := m.Sender + "\x00" + m.RequestID
+		if i, ok := latest[key]; ok {
+			open[i] = m // a retry replaces the earlier transmission
+			continue
+		}
+		latest[key] = len(open)
+		open = append(open, m)
+	}
+	slices.SortStableFunc(open, func(a, b stored) int {
+		return envelope.Priority(a.Priority).Rank() - envelope.Priority(b.Priority).Rank()
+	})
+	out := struct {
+		Agent    string   `json:"agent"`
+		Messages []stored `json:"messages"`
+	}{agent, append([]stored{}, open...)}
+	var rows [][]string
+	for _, m := range open {
+		answer := m.Answer
+		if answer == "" {
+			answer = "waiting"
+		}
+		rows = append(rows, []string{m.Sender, fmt.Sprint(m.Seq), m.MessageID, m.MessageType, m.Priority, m.Timestamp, answer})
+	}
+	if !c.json {
+		fmt.Fprintf(c.stdout, "inbox of %s: %d unfinished message(s)\n", agent, len(open))
+	}
+	return c.emit(out, []string{"FROM", "SEQ", "MESSAGE_ID", "TYPE", "PRIORITY", "SENT", "ANSWER"}, rows)
+}
+
+func (c *aacpCmd) deadLetters(ctx context.Context) error {
+	all, err := c.store.DeadLetters(ctx)
+	if err != nil {
+		return err
+	}
+	out := struct {
+		DeadLetters []journal.DeadLetter `json:"deadLetters"`
+	}{[]journal.DeadLetter{}}
+	var rows [][]string
+	for _, d := range all {
+		if d.Status != journal.DeadActive {
+			continue
+		}
+		out.DeadLetters = append(out.DeadLetters, d)
+		rows = append(rows, []string{d.MessageID, d.Sender, d.Receiver, d.MessageType, string(d.Code), fmt.Sprint(d.RetryCount), stamp(d.FailedAt), d.Reason})
+	}
+	return c.emit(out, []string{"MESSAGE_ID", "FROM", "TO", "TYPE", "CODE", "RETRIES", "FAILED", "REASON"}, rows)
+}
+
+// requeue sends a dead letter again on behalf of its sender, which this
+// command hosts for the moment it takes (so the sender must not be
+// running elsewhere).
+func (c *aacpCmd) requeue(ctx context.Context, messageID string) error {
+	all, err := c.store.DeadLetters(ctx)
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(all, func(d journal.DeadLetter) bool { return d.MessageID == messageID && d.Status == journal.DeadActive })
+	if i < 0 {
+		return fmt.Errorf("no dead letter %q; list them with 'mcprt aacp dead-letters'", messageID)
+	}
+	d := all[i]
+	recs, err := c.store.Agents(ctx)
+	if err != nil {
+		return err
+	}
+	reg := broker.RegisterInput{Type: envelope.AdHoc}
+	if j := slices.IndexFunc(recs, func(r journal.AgentRecord) bool { return r.AgentID == d.Sender }); j >= 0 {
+		r := recs[j]
+		if r.Online {
+			return fmt.Errorf("the sender %q is running (pid %d); requeue from that session with aacp_requeue, or stop it first", d.Sender, r.PID)
+		}
+		reg = broker.RegisterInput{Type: r.Type, SupportedVersions: r.SupportedVersions, Capabilities: r.Capabilities}
+	}
+	b, err := broker.Open(broker.Options{Store: c.store, Manual: true, DefaultTTL: time.Duration(c.cfg.DefaultTTLMs) * time.Millisecond,
+		Policies: aacptools.Policies(c.cfg)})
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	if _, err := b.RegisterAgent(ctx, d.Sender, reg); err != nil {
+		return fmt.Errorf("host the sender %q to requeue for it: %w", d.Sender, err)
+	}
+	defer b.Release(d.Sender)
+	out, err := b.Requeue(ctx, d.Sender, broker.RequeueInput{MessageID: messageID})
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return c.emit(out, nil, nil)
+	}
+	_, err = fmt.Fprintf(c.stdout, "requeued %s (%s → %s) as %s, seq %d, request %s; the sender's session follows it up when it runs\n",
+		messageID, d.Sender, d.Receiver, out.MessageID, out.Seq, out.RequestID)
+	return err
+}
