@@ -16,7 +16,7 @@ build:
 	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o bin/mcprt ./cmd/mcprt
 
 ## test: what CI runs — vet, every test with -race, each benchmark once, a short fuzz pass, the conformance suite
-test: vet unit fuzz-short
+test: vet unit fuzz-short conformance
 
 vet:
 	$(GO) vet ./...
@@ -44,8 +44,8 @@ bench:
 
 ## conformance: the official MCP conformance suite (0.1.16 and 0.2.0-alpha.12, pinned in conformance/) against
 ## bin/mcprt over Streamable HTTP; fails when any scenario fails. Node 22 and the suites are installed once into
-## ~/.cache/mcprt/conformance. CONFORMANCE_TRANSPORT=bridge (supergateway in front of the stdio binary) or http (mcprt --http)
-CONFORMANCE_TRANSPORT ?= bridge
+## ~/.cache/mcprt/conformance. CONFORMANCE_TRANSPORT=http (mcprt --http, the default) or bridge (supergateway in front of the stdio binary)
+CONFORMANCE_TRANSPORT ?= http
 conformance: build
 	CONFORMANCE_BIN=bin/mcprt CONFORMANCE_TRANSPORT=$(CONFORMANCE_TRANSPORT) conformance/run.sh
 

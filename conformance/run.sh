@@ -15,10 +15,12 @@
 #
 # Environment:
 #   CONFORMANCE_BIN        the mcprt binary (default: bin/mcprt)
-#   CONFORMANCE_TRANSPORT  bridge (default): the stdio binary behind
-#                          supergateway (one mcprt process per session);
-#                          http: the binary's own Streamable HTTP transport,
-#                          mcprt --http 127.0.0.1:PORT
+#   CONFORMANCE_TRANSPORT  http (default): the binary's own Streamable HTTP
+#                          transport, MCPRT_TRANSPORT_HTTP_ADDR=127.0.0.1:PORT
+#                          mcprt --http; bridge: the stdio binary behind
+#                          supergateway (one mcprt process per session), which
+#                          exercises stdio (supergateway itself does not check
+#                          Host/Origin, so dns-rebinding-protection fails there)
 #   CONFORMANCE_SUITES     suite versions to run (default: both)
 #   CONFORMANCE_SCENARIO   run this one scenario only
 #   CONFORMANCE_CACHE      where the tools are installed
@@ -34,7 +36,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(dirname "$here")
 
 bin=${CONFORMANCE_BIN:-$root/bin/mcprt}
-transport=${CONFORMANCE_TRANSPORT:-bridge}
+transport=${CONFORMANCE_TRANSPORT:-http}
 suites=${CONFORMANCE_SUITES:-0.1.16 0.2.0-alpha.12}
 scenario=${CONFORMANCE_SCENARIO:-}
 cache=${CONFORMANCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mcprt/conformance}
@@ -124,7 +126,7 @@ bridge)
 		--sessionTimeout 60000 --logLevel info >"$out/server.log" 2>&1 &
 	;;
 http)
-	"$bin" --http "127.0.0.1:$port" >"$out/server.log" 2>&1 </dev/null &
+	MCPRT_TRANSPORT_HTTP_ADDR="127.0.0.1:$port" "$bin" --http >"$out/server.log" 2>&1 </dev/null &
 	;;
 esac
 server_pid=$!

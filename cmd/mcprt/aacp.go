@@ -24,6 +24,7 @@ import (
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/mcp/aacptools"
 	"github.com/mcprt/mcprt/mcp/domaintools"
+	"github.com/mcprt/mcprt/transport/streamable"
 )
 
 const aacpUsage = `mcprt aacp — inspect and repair the agent messaging journal.
@@ -113,7 +114,8 @@ func runAACP(args []string, stdout, stderr io.Writer, environ []string) int {
 	}
 	// The server's loader, so that every key the server accepts (domain
 	// sections included) is accepted here too.
-	cfg, _, err := domaintools.LoadConfig(path, environ, version)
+	web := streamable.DefaultConfig()
+	cfg, _, err := domaintools.LoadConfig(path, environ, version, httpSection(&web))
 	if err != nil {
 		return fail(exitConfig, err)
 	}

@@ -5,6 +5,7 @@
 // Usage:
 //
 //	mcprt [--config FILE]
+//	mcprt --http [--config FILE]
 //	mcprt --version
 //	mcprt --help
 //	mcprt aacp [--data-dir DIR] [--json] agents|channel|inbox|dead-letters|requeue ...
@@ -21,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -34,6 +36,7 @@ import (
 	"github.com/mcprt/mcprt/mcp/aacptools"
 	"github.com/mcprt/mcprt/mcp/builtin"
 	"github.com/mcprt/mcprt/mcp/domaintools"
+	"github.com/mcprt/mcprt/transport/streamable"
 )
 
 // version is the build's version, set with -ldflags "-X main.version=...".
@@ -63,10 +66,13 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ()))
 }
 
-const usage = `mcprt — an MCP server runtime over stdio.
+const usage = `mcprt — an MCP server runtime over stdio or Streamable HTTP.
 
 Usage:
   mcprt [--config FILE]   serve MCP on stdin/stdout (logs go to stderr)
+  mcprt --http [--config FILE]
+                          serve MCP over Streamable HTTP at transport.http.addr
+                          (default 127.0.0.1:8080, endpoint /mcp)
   mcprt --version         print the version and exit
   mcprt --help            print this help and exit
   mcprt aacp COMMAND      inspect the agent messaging journal (mcprt aacp --help)
@@ -85,8 +91,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 		return runAACP(args[1:], stdout, stderr, environ)
 	}
 	if len(args) > 0 && args[0] == "trace" { // print recorded traces, not the server
+		web := streamable.DefaultConfig()
 		return domaintools.TraceCommand(args[1:], stdout, stderr, environ, version,
-			func(err error) { logConfigError(core.NewLogger(stderr, core.LogOptions{}), err) })
+			func(err error) { logConfigError(core.NewLogger(stderr, core.LogOptions{}), err) }, httpSection(&web))
 	}
 	start := time.Now()
 	fs := flag.NewFlagSet("mcprt", flag.ContinueOnError)
@@ -94,6 +101,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	configPath := fs.String("config", "", "path of a JSON configuration file")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	showHelp := fs.Bool("help", false, "print help and exit")
+	httpMode := fs.Bool("http", false, "serve MCP over Streamable HTTP at transport.http.addr instead of stdio")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, usage)
@@ -118,7 +126,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	// The startup deadline covers config loading too, so take its length
 	// from the environment first (the file cannot be read before it runs).
 	bootLog := core.NewLogger(stderr, core.LogOptions{})
-	envCfg, _, err := domaintools.LoadConfig("", environ, version)
+	envWeb := streamable.DefaultConfig()
+	envCfg, _, err := domaintools.LoadConfig("", environ, version, httpSection(&envWeb))
 	if err != nil { // the environment alone is invalid: no need to read the file
 		logConfigError(bootLog, err)
 		return exitConfig
@@ -145,7 +154,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	if path == "" {
 		path = lookupEnv(environ, "MCPRT_CONFIG")
 	}
-	cfg, domainCfg, err := domaintools.LoadConfig(path, environ, version)
+	httpCfg := streamable.DefaultConfig()
+	cfg, domainCfg, err := domaintools.LoadConfig(path, environ, version, httpSection(&httpCfg))
 	if err != nil {
 		logConfigError(bootLog, err)
 		return exitConfig
@@ -202,10 +212,27 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 		logger.Error("cannot register the memory, session, guard and trace tools", "error", err.Error())
 		return exitFatal
 	}
-	stream := srv.Lines(stdin, stdout)
-	close(ready)
-	logger.Info("mcprt ready", "version", cfg.Server.Version, "mode", cfg.Server.Mode,
-		"startupMs", time.Since(start).Milliseconds())
+	var serve func() error
+	if *httpMode {
+		web, err := streamable.NewHandler(srv, httpCfg, streamable.Options{Logger: logger})
+		if err != nil {
+			logConfigError(bootLog, err)
+			return exitConfig
+		}
+		serve = func() error {
+			return web.ListenAndServe(ctx, func(addr net.Addr) {
+				close(ready)
+				logger.Info("mcprt ready", "version", cfg.Server.Version, "mode", cfg.Server.Mode, "transport", "http",
+					"url", "http://"+addr.String()+httpCfg.Path, "startupMs", time.Since(start).Milliseconds())
+			})
+		}
+	} else {
+		stream := srv.Lines(stdin, stdout)
+		close(ready)
+		logger.Info("mcprt ready", "version", cfg.Server.Version, "mode", cfg.Server.Mode,
+			"startupMs", time.Since(start).Milliseconds())
+		serve = func() error { return srv.Run(ctx, stream) }
+	}
 
 	// The first SIGINT/SIGTERM ends the session gracefully (Run waits up
 	// to server.shutdownTimeoutMs for handlers); a second one ends the
@@ -224,7 +251,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 		}
 		exit(exitSIGTERM)
 	}()
-	code := served2code(logger, srv.Run(ctx, stream))
+	code := served2code(logger, serve())
 	agentWait, stopAgents := context.WithTimeout(context.Background(), time.Second)
 	defer stopAgents()
 	if err := agents.Close(agentWait); err != nil {
@@ -240,6 +267,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	}
 	logger.Info("mcprt stopped")
 	return code
+}
+
+// httpSection adds the Streamable HTTP transport's section
+// (transport.http.*) to a configuration load, filling web.
+func httpSection(web *streamable.Config) func(*core.Loader) error {
+	return func(l *core.Loader) error { return streamable.AddConfig(l, web) }
 }
 
 // served2code logs why the session ended and returns the exit code.

@@ -36,7 +36,8 @@ const (
 // TraceCommand runs "mcprt trace ARGS" and returns the exit code: 0, 1
 // when the trace or the store does not exist or cannot be read, 2 for bad
 // usage, 78 for an invalid configuration (logConfig reports it).
-func TraceCommand(args []string, stdout, stderr io.Writer, environ []string, version string, logConfig func(error)) int {
+func TraceCommand(args []string, stdout, stderr io.Writer, environ []string, version string, logConfig func(error),
+	extra ...func(*core.Loader) error) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprint(stdout, TraceUsage)
 		return exitOK
@@ -65,7 +66,7 @@ func TraceCommand(args []string, stdout, stderr io.Writer, environ []string, ver
 	if path == "" {
 		path = lookup(environ, "MCPRT_CONFIG")
 	}
-	base, cfg, err := LoadConfig(path, environ, version)
+	base, cfg, err := LoadConfig(path, environ, version, extra...)
 	if err != nil {
 		logConfig(err)
 		return exitConfig

@@ -65,11 +65,20 @@ func (c *Config) AddTo(l *core.Loader) error {
 // LoadConfig loads mcprt's base configuration and the domain sections from
 // the file at path ("" for none) and the environment, with one Loader: an
 // invalid value in any section is a *core.ConfigError.
-func LoadConfig(path string, environ []string, version string) (core.Config, Config, error) {
+//
+// extra adds the sections of other packages to the same Loader (the
+// binary's HTTP transport, say), so that their keys and MCPRT_* variables
+// are known in one load.
+func LoadConfig(path string, environ []string, version string, extra ...func(*core.Loader) error) (core.Config, Config, error) {
 	base, dom := core.DefaultConfig(version), DefaultConfig()
 	l := core.NewConfigLoader(&base)
 	if err := dom.AddTo(l); err != nil {
 		return core.Config{}, Config{}, err
+	}
+	for _, add := range extra {
+		if err := add(l); err != nil {
+			return core.Config{}, Config{}, err
+		}
 	}
 	if err := l.Load(path, environ); err != nil {
 		return core.Config{}, Config{}, err

@@ -1,0 +1,150 @@
+package streamable
+
+import (
+	"net"
+	"net/url"
+	"strings"
+
+	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/internal/jsontext"
+)
+
+// ConfigPath is where the section lives in the configuration file:
+// {"transport": {"http": {...}}}; its variables are MCPRT_TRANSPORT_HTTP_*.
+const ConfigPath = "transport.http"
+
+// Response modes of Config.ResponseMode.
+const (
+	// ResponseAuto answers a request with one JSON body when the response
+	// is the first message the request produces, and with an event stream
+	// when a notification or a request to the client comes first.
+	ResponseAuto = "auto"
+	// ResponseJSON always answers with one JSON body; messages that belong
+	// to the request go to the session's GET stream instead.
+	ResponseJSON = "json"
+	// ResponseSSE always answers with an event stream.
+	ResponseSSE = "sse"
+)
+
+// Config is the "transport.http" section of the configuration. Its value
+// from DefaultConfig holds the defaults; add it to a loader with AddConfig
+// (or use LoadConfig).
+type Config struct {
+	Addr string `json:"addr" config:"nonempty" help:"host:port to listen on; the default 127.0.0.1 keeps the server reachable from this machine only."`
+	Path string `json:"path" config:"nonempty" help:"URL path of the MCP endpoint (starts with /)."`
+	// AllowedOrigins and AllowedHosts add to the localhost names, which
+	// are always allowed.
+	AllowedOrigins []string `json:"allowedOrigins" help:"Origin header values (scheme://host[:port]) allowed besides localhost ones; * allows any. A request with another Origin gets 403."`
+	AllowedHosts   []string `json:"allowedHosts" help:"Host header values (host, or host:port) allowed besides localhost and loopback addresses; * allows any. A request with another Host gets 403."`
+	// AuthTokenEnvVar names the variable that holds the bearer token; the
+	// token itself never appears in the configuration.
+	AuthTokenEnvVar      string `json:"authTokenEnvVar" config:"envvar" help:"Environment variable holding the bearer token every request must carry (Authorization: Bearer ...); empty means no authentication."`
+	MaxSessions          int    `json:"maxSessions" help:"Most sessions at once; an initialize beyond it gets 503."`
+	SessionIdleTimeoutMs int    `json:"sessionIdleTimeoutMs" help:"A session with no request in progress and no open stream for this many milliseconds is closed."`
+	ReplayBufferEvents   int    `json:"replayBufferEvents" config:"max=100000" help:"Events each event stream keeps for resumption with Last-Event-ID (its bytes are bounded by transport.maxOutputBytes)."`
+	ResponseMode         string `json:"responseMode" config:"enum=auto|json|sse" help:"How requests are answered: auto (JSON unless the request sends messages first), json, or sse."`
+	ReadTimeoutMs        int    `json:"readTimeoutMs" help:"Longest time to read one request's headers, and then its body, in milliseconds."`
+	WriteTimeoutMs       int    `json:"writeTimeoutMs" help:"Longest time one response body or one stream event may take to write, in milliseconds; a stream whose client stops reading is closed after it."`
+	IdleTimeoutMs        int    `json:"idleTimeoutMs" help:"How long an idle keep-alive connection stays open, in milliseconds."`
+}
+
+// DefaultConfig returns the section's defaults.
+func DefaultConfig() Config {
+	return Config{
+		Addr:                 "127.0.0.1:8080",
+		Path:                 "/mcp",
+		MaxSessions:          100,
+		SessionIdleTimeoutMs: 30 * 60 * 1000,
+		ReplayBufferEvents:   64,
+		ResponseMode:         ResponseAuto,
+		ReadTimeoutMs:        30000,
+		WriteTimeoutMs:       30000,
+		IdleTimeoutMs:        120000,
+	}
+}
+
+// Validate checks the rules that span more than a value's type: the path
+// and the shape of the allow-lists. The loader calls it.
+func (c *Config) Validate() error {
+	if !strings.HasPrefix(c.Path, "/") {
+		return &core.ConfigError{Key: "path", Reason: "the path must start with /", Allowed: "a URL path such as /mcp"}
+	}
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		return &core.ConfigError{Key: "addr", Reason: "not host:port", Allowed: "host:port, e.g. 127.0.0.1:8080 or :8080"}
+	}
+	for _, o := range c.AllowedOrigins {
+		if _, ok := normalizeOrigin(o); !ok && o != "*" {
+			return &core.ConfigError{Key: "allowedOrigins", Reason: "origin " + clipText(o) + " is not scheme://host[:port]",
+				Allowed: "origins such as https://app.example.com or http://localhost:3000, or *"}
+		}
+	}
+	for _, hst := range c.AllowedHosts {
+		if !validHostEntry(hst) {
+			return &core.ConfigError{Key: "allowedHosts", Reason: "host " + clipText(hst) + " is not host or host:port",
+				Allowed: "host names or addresses, optionally with :port, e.g. mcp.example.com or 10.0.0.5:8080, or *"}
+		}
+	}
+	return nil
+}
+
+// AddConfig adds the section, backed by cfg (which holds its defaults,
+// usually DefaultConfig()), to l at ConfigPath.
+func AddConfig(l *core.Loader, cfg *Config) error { return l.Add(ConfigPath, cfg) }
+
+// LoadConfig loads mcprt's base sections and this one together: defaults,
+// then the JSON file at path (skipped when ""), then the MCPRT_* variables
+// of environ, with the loader's strict rules. It is what core.LoadConfig
+// is for a binary that serves HTTP: with core.LoadConfig alone, the
+// transport.http keys would be unknown.
+func LoadConfig(path string, environ []string, version string) (core.Config, Config, error) {
+	base := core.DefaultConfig(version)
+	httpCfg := DefaultConfig()
+	l := core.NewConfigLoader(&base)
+	if err := AddConfig(l, &httpCfg); err != nil {
+		return core.Config{}, Config{}, err
+	}
+	if err := l.Load(path, environ); err != nil {
+		return core.Config{}, Config{}, err
+	}
+	return base, httpCfg, nil
+}
+
+// ConfigKeys lists the section's keys with their variables and defaults,
+// for documentation.
+func ConfigKeys() []core.ConfigKey {
+	cfg := DefaultConfig()
+	l := core.NewLoader()
+	if err := l.Add(ConfigPath, &cfg); err != nil {
+		panic("streamable: the configuration section is malformed: " + err.Error())
+	}
+	return l.Keys()
+}
+
+// normalizeOrigin returns an origin as lower-case scheme://host[:port],
+// and whether it is one (http or https, a host, nothing after it).
+func normalizeOrigin(o string) (string, bool) {
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return "", false
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host), true
+}
+
+// validHostEntry reports whether an allowedHosts entry is a host or
+// host:port.
+func validHostEntry(s string) bool {
+	if s == "*" {
+		return true
+	}
+	if s == "" || strings.ContainsAny(s, "/?#@ ") {
+		return false
+	}
+	if h, p, err := net.SplitHostPort(s); err == nil {
+		return h != "" && p != ""
+	}
+	return !strings.Contains(strings.Trim(s, "[]"), "]")
+}
+
+// clipText quotes s, shortened for an error message.
+func clipText(s string) string { return jsontext.Quote(s) }

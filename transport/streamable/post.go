@@ -1,0 +1,458 @@
+package streamable
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/internal/jsontext"
+	"github.com/mcprt/mcprt/jsonrpc"
+	"github.com/mcprt/mcprt/mcp"
+)
+
+// post serves POST: one JSON-RPC message (or a batch, when the session's
+// protocol revision has them). Without Mcp-Session-Id the message must be
+// initialize, which opens a session.
+func (h *Handler) post(w http.ResponseWriter, r *http.Request, cred int) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		h.fail(w, nil, http.StatusUnsupportedMediaType, core.CodeInvalidArgument, "the body must be one JSON-RPC message "+
+			"sent as Content-Type: application/json, not "+clipText(r.Header.Get("Content-Type")))
+		return
+	}
+	if !acceptable(r, "application/json") || !acceptable(r, "text/event-stream") {
+		h.fail(w, nil, http.StatusNotAcceptable, core.CodeInvalidArgument, "a POST is answered as application/json or "+
+			"text/event-stream: send Accept: application/json, text/event-stream")
+		return
+	}
+	var s *session
+	if r.Header.Get(headerSession) != "" {
+		if s = h.lookup(w, r, cred); s == nil {
+			return
+		}
+		s.begin()
+		defer s.end()
+	}
+	if h.isDraining() {
+		h.fail(w, s, http.StatusServiceUnavailable, core.CodeResourceExhausted, "the server is shutting down; "+
+			"this message was not read")
+		return
+	}
+	body, ok := h.readBody(w, r, s)
+	if !ok {
+		return
+	}
+	data := bytes.Trim(body, " \t\r\n")
+	if s != nil {
+		h.deliver(w, r, s, data, false)
+		return
+	}
+	// No session yet: only initialize may come.
+	if len(data) > 0 && data[0] == '[' {
+		h.fail(w, nil, http.StatusBadRequest, core.CodeInvalidArgument, "a batch cannot open a session: send "+
+			"initialize on its own, without Mcp-Session-Id, then use the id its response carries")
+		return
+	}
+	msg, derr := jsonrpc.Decode(data)
+	if derr != nil {
+		h.failID(w, nil, http.StatusBadRequest, core.CodeInvalidArgument, nil, derr.Err.Code, derr.Err.Message)
+		return
+	}
+	if req, isReq := msg.(*jsonrpc.Request); !isReq || req.Method != mcp.MethodInitialize {
+		h.lookup(w, r, cred) // writes the 400 for the missing header
+		return
+	}
+	s, status, why := h.newSession(cred)
+	if s == nil {
+		h.fail(w, nil, status, core.CodeResourceExhausted, why)
+		return
+	}
+	s.begin()
+	defer s.end()
+	h.deliver(w, r, s, data, true)
+}
+
+// readBody reads the request body within transport.maxMessageBytes and the
+// read timeout. It writes 413 or 400 and reports false when it cannot.
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, s *session) ([]byte, bool) {
+	tooLarge := func() {
+		h.fail(w, s, http.StatusRequestEntityTooLarge, core.CodeResourceExhausted, "the body is larger than "+
+			strconv.Itoa(h.maxBody)+" bytes (transport.maxMessageBytes); send smaller messages")
+	}
+	if r.ContentLength > int64(h.maxBody) {
+		tooLarge()
+		return nil, false
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(h.readTimeout))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(h.maxBody)))
+	_ = rc.SetReadDeadline(time.Time{})
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		tooLarge()
+		return nil, false
+	case err != nil:
+		h.fail(w, s, http.StatusBadRequest, core.CodeInvalidArgument, "could not read the whole body ("+err.Error()+
+			"); send the message again")
+		return nil, false
+	}
+	return body, true
+}
+
+// deliver hands a message of session s to its connection and answers the
+// POST: 202 for notifications and responses, the answer (JSON or an event
+// stream) for anything that gets one.
+func (h *Handler) deliver(w http.ResponseWriter, r *http.Request, s *session, data []byte, init bool) {
+	if len(data) > 0 && data[0] == '[' {
+		h.deliverBatch(w, r, s, data)
+		return
+	}
+	msg, derr := jsonrpc.Decode(data)
+	if derr != nil {
+		if derr.ID.IsZero() {
+			h.exchange(w, r, s, data, exchangeSpec{anon: true, status: http.StatusBadRequest})
+		} else {
+			h.exchange(w, r, s, data, exchangeSpec{id: derr.ID, status: http.StatusBadRequest})
+		}
+		return
+	}
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		h.exchange(w, r, s, data, exchangeSpec{id: m.ID, status: http.StatusOK, init: init})
+	case *jsonrpc.Notification:
+		h.accept(w, r, s, data, cancelledIDs(m))
+	default: // a response to a request of the server
+		h.accept(w, r, s, data, nil)
+	}
+}
+
+// deliverBatch hands a batch to the connection. It is answered as one
+// message whose answer has no id, unless it holds only notifications and
+// responses and the session allows batches (then 202).
+func (h *Handler) deliverBatch(w http.ResponseWriter, r *http.Request, s *session, data []byte) {
+	elems, derr := jsonrpc.DecodeBatch(data)
+	if derr != nil {
+		h.exchange(w, r, s, data, exchangeSpec{anon: true, status: http.StatusBadRequest})
+		return
+	}
+	answered := len(elems) == 0 || s.sess.Batch() != nil
+	var ids, cancels []jsonrpc.ID
+	for _, raw := range elems {
+		m, e := jsonrpc.DecodeElement(raw)
+		switch m := m.(type) {
+		case *jsonrpc.Request:
+			answered = true
+			ids = append(ids, m.ID)
+		case *jsonrpc.Notification:
+			cancels = append(cancels, cancelledIDs(m)...)
+		}
+		if e != nil {
+			answered = true
+			if !e.ID.IsZero() {
+				ids = append(ids, e.ID)
+			}
+		}
+	}
+	if !answered {
+		h.accept(w, r, s, data, cancels)
+		return
+	}
+	h.exchange(w, r, s, data, exchangeSpec{anon: true, ids: ids, status: http.StatusOK})
+}
+
+// cancelledIDs returns the request id a notifications/cancelled names.
+func cancelledIDs(n *jsonrpc.Notification) []jsonrpc.ID {
+	if n.Method != mcp.NotifyCancelled {
+		return nil
+	}
+	var id jsonrpc.ID
+	if raw := jsontext.Member(n.Params, "requestId"); raw == nil || json.Unmarshal(raw, &id) != nil {
+		return nil
+	}
+	return []jsonrpc.ID{id}
+}
+
+// accept hands over a message that gets no answer and writes 202. The
+// requests it cancels get no response: their POSTs end.
+func (h *Handler) accept(w http.ResponseWriter, r *http.Request, s *session, data []byte, cancels []jsonrpc.ID) {
+	if !s.push(r.Context(), data) {
+		h.gone(w, s, nil)
+		return
+	}
+	for _, id := range cancels {
+		s.cancelExchange(id)
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// exchangeSpec says how a message that gets an answer is routed.
+type exchangeSpec struct {
+	id     jsonrpc.ID   // the answer's id (keyed exchanges)
+	anon   bool         // the answer has no id: a batch, or a message whose id could not be read
+	ids    []jsonrpc.ID // a batch's request ids, whose messages come to the same stream
+	status int          // the HTTP status of a JSON answer
+	init   bool         // an initialize that opened the session
+}
+
+// exchange hands a message that gets an answer to the connection, with a
+// stream that collects what belongs to it, and answers the POST from that
+// stream.
+func (h *Handler) exchange(w http.ResponseWriter, r *http.Request, s *session, data []byte, x exchangeSpec) {
+	if x.anon { // one at a time: such answers are told apart by order only
+		select {
+		case s.anonSlot <- struct{}{}:
+		case <-s.done:
+			h.gone(w, s, nil)
+			return
+		case <-r.Context().Done():
+			return
+		}
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		if x.anon {
+			<-s.anonSlot
+		}
+		h.gone(w, s, nil)
+		return
+	}
+	if _, dup := s.exchanges[x.id]; dup && !x.anon {
+		s.mu.Unlock()
+		h.failID(w, s, http.StatusBadRequest, core.CodeInvalidArgument, &x.id, jsonrpc.CodeInvalidRequest,
+			"Invalid Request: id "+jsontext.Clip(x.id.String(), jsontext.MaxEcho)+
+				" is already used by a request still in flight on this session; use a new id for each request")
+		return
+	}
+	st := s.newStreamLocked(false, h.cfg.ResponseMode == ResponseJSON)
+	if x.anon {
+		s.anon = st
+		for _, id := range x.ids {
+			if _, taken := s.exchanges[id]; !taken {
+				s.exchanges[id] = st
+			}
+		}
+	} else {
+		s.exchanges[x.id] = st
+	}
+	s.mu.Unlock()
+	// The POST is the stream's consumer from the start: what the request
+	// sends before its response waits for this client rather than
+	// overflowing the log, and a server-side close (CloseStream) finds it.
+	gen := st.attach(0)
+	if !s.push(r.Context(), data) {
+		st.detach(gen)
+		s.mu.Lock()
+		if x.anon && s.anon == st {
+			s.releaseAnonLocked()
+		} else if !x.anon && s.exchanges[x.id] == st {
+			delete(s.exchanges, x.id)
+		}
+		delete(s.streams, st.num)
+		s.mu.Unlock()
+		if r.Context().Err() == nil {
+			h.gone(w, s, idOf(x))
+		}
+		return
+	}
+	h.answer(w, r, s, st, gen, x)
+}
+
+func idOf(x exchangeSpec) *jsonrpc.ID {
+	if x.anon {
+		return nil
+	}
+	return &x.id
+}
+
+// answer writes the answer of an exchange: one JSON body when the response
+// comes first (or always, in json mode), else an event stream.
+// gen is the POST's consumer generation.
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request, s *session, st *stream, gen uint64, x exchangeSpec) {
+	ctx := r.Context()
+	if x.init {
+		defer h.afterInit(s)
+	}
+	if h.cfg.ResponseMode != ResponseSSE {
+		ev, ended, ok, cut := st.first(ctx, gen)
+		switch {
+		case cut: // the server closed the stream before anything came: the client resumes with GET
+			if x.init {
+				w.Header().Set(headerSession, s.id)
+			}
+			startEvents(w)
+			if s.primes() {
+				_ = st.writePriming(w, 0, h.writeTimeout)
+			}
+			return
+		case !ok && ended == endNone:
+			st.detach(gen)
+			return // the client went away; the stream stays for resumption
+		case !ok:
+			st.detach(gen)
+			h.unanswered(w, s, st, ended, idOf(x))
+			return
+		case ev.response || st.jsonOnly:
+			if x.init && s.sess.State() != mcp.StateStarting {
+				w.Header().Set(headerSession, s.id)
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Cache-Control", "no-store")
+			w.WriteHeader(x.status)
+			rc := http.NewResponseController(w)
+			_ = rc.SetWriteDeadline(time.Now().Add(h.writeTimeout))
+			_, _ = w.Write(append(ev.data[:len(ev.data):len(ev.data)], '\n'))
+			_ = rc.SetWriteDeadline(time.Time{})
+			st.detach(gen)
+			s.forget(st) // a JSON answer has no event ids: nothing to resume
+			return
+		}
+	}
+	if x.init {
+		w.Header().Set(headerSession, s.id)
+	}
+	startEvents(w)
+	_ = st.consume(ctx, w, gen, 0, s.primes(), h.writeTimeout)
+	h.settle(s, st)
+}
+
+// startEvents writes the headers of an event stream.
+func startEvents(w http.ResponseWriter) {
+	hdr := w.Header()
+	hdr.Set("Content-Type", "text/event-stream")
+	hdr.Set("Cache-Control", "no-cache, no-store")
+	hdr.Set("X-Accel-Buffering", "no") // proxies must not hold events back
+	w.WriteHeader(http.StatusOK)
+	_ = http.NewResponseController(w).Flush()
+}
+
+// settle files a request stream after a consumer stopped: forgotten when
+// it ended without a response; kept for resumption when it has its
+// response (the client may have lost it even if the write succeeded: a
+// dropped connection takes writes until it is found dead); left as it is
+// while its request runs.
+func (h *Handler) settle(s *session, st *stream) {
+	ended := st.status()
+	switch {
+	case st.standalone:
+	case ended == endResponse:
+		s.retain(st)
+	case ended != endNone:
+		s.forget(st)
+	}
+}
+
+// afterInit closes a session whose initialize failed: the client never
+// learns its id.
+func (h *Handler) afterInit(s *session) {
+	if s.sess.State() == mcp.StateStarting {
+		s.closeFor(endClosed)
+	}
+}
+
+// unanswered ends a POST whose request will get no response.
+func (h *Handler) unanswered(w http.ResponseWriter, s *session, st *stream, ended endReason, id *jsonrpc.ID) {
+	s.forget(st)
+	switch ended {
+	case endCancelled:
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		h.gone(w, s, id)
+	}
+}
+
+// gone answers a request of a session that closed under it: 503 when the
+// server is shutting down, 404 otherwise (the client should start a new
+// session).
+func (h *Handler) gone(w http.ResponseWriter, s *session, id *jsonrpc.ID) {
+	if s.closeReason() == endShutdown {
+		h.failID(w, s, http.StatusServiceUnavailable, core.CodeResourceExhausted, id, codeUnavailable,
+			"the server shut down before answering; try again later")
+		return
+	}
+	h.failID(w, s, http.StatusNotFound, core.CodeNotFound, id, jsonrpc.CodeInvalidRequest,
+		"the session ended before answering (it was deleted, expired or shut down); start a new session with initialize")
+}
+
+// get serves GET: the session's event stream for messages that belong to
+// no request, or, with Last-Event-ID, the resumption of any of its
+// streams after that event.
+func (h *Handler) get(w http.ResponseWriter, r *http.Request, cred int) {
+	if !acceptable(r, "text/event-stream") {
+		h.fail(w, nil, http.StatusNotAcceptable, core.CodeInvalidArgument, "GET opens an event stream: send Accept: text/event-stream")
+		return
+	}
+	s := h.lookup(w, r, cred)
+	if s == nil {
+		return
+	}
+	if h.isDraining() {
+		h.fail(w, s, http.StatusServiceUnavailable, core.CodeResourceExhausted, "the server is shutting down")
+		return
+	}
+	s.begin()
+	defer s.end()
+	st, after, status, msg := s.openStream(r.Header.Get(headerLastEventID))
+	if st == nil {
+		h.fail(w, s, status, core.CodeInvalidArgument, msg)
+		return
+	}
+	startEvents(w)
+	_ = st.consume(r.Context(), w, st.attach(after), after, s.primes(), h.writeTimeout)
+	h.settle(s, st)
+}
+
+// openStream picks the stream a GET reads and the last event its client
+// has: the stream Last-Event-ID names; else a kept standalone stream
+// nobody reads; else a new one. On failure it returns the HTTP status and
+// why.
+func (s *session) openStream(lastEventID string) (*stream, int64, int, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, 0, http.StatusNotFound, "the session has ended; start a new one with initialize"
+	}
+	if lastEventID != "" {
+		num, seq, ok := parseEventID(lastEventID)
+		if !ok {
+			return nil, 0, http.StatusBadRequest, "Last-Event-ID " + clipText(lastEventID) +
+				" is not an event id of this server (<stream>-<sequence>); send an id from an event, or none"
+		}
+		if st := s.streams[num]; st != nil {
+			return st, seq, 0, ""
+		}
+		// That stream is no longer kept: nothing can be replayed, serve a
+		// fresh stream.
+	}
+	for _, st := range s.standalone {
+		if !st.isAttached() {
+			return st, st.cursor(), 0, ""
+		}
+	}
+	if st := s.addStandaloneLocked(); st != nil {
+		return st, 0, 0, ""
+	}
+	return nil, 0, http.StatusConflict, "this session already has " + strconv.Itoa(maxStandalone) +
+		" open GET streams; close one before opening another"
+}
+
+// delete serves DELETE: the session ends as a server shutdown ends it
+// (requests cancelled, handlers waited for), then 204.
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request, cred int) {
+	s := h.lookup(w, r, cred)
+	if s == nil {
+		return
+	}
+	s.closeFor(endClosed)
+	select {
+	case <-s.finished:
+		w.WriteHeader(http.StatusNoContent)
+	case <-r.Context().Done():
+	}
+}
