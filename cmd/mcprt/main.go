@@ -192,7 +192,18 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 		return exitFatal
 	}
 	agents := aacp.NewCoordinator(aacp.Options{MaxPayloadBytes: cfg.Tools.MaxPayloadBytes, Logger: logger})
-	if err := builtin.Register(srv, builtin.Options{Agents: agents, Version: cfg.Server.Version}); err != nil {
+	// Over HTTP the transport knows which sessions carry the admin token.
+	var web *streamable.Handler
+	adminAuthorized := func(*mcp.Session) bool { return false }
+	if *httpMode {
+		if web, err = streamable.NewHandler(srv, httpCfg, streamable.Options{Logger: logger}); err != nil {
+			logConfigError(bootLog, err)
+			return exitConfig
+		}
+		adminAuthorized = web.AdminAuthorized
+	}
+	if err := builtin.Register(srv, builtin.Options{Agents: agents, Version: cfg.Server.Version,
+		AdminAuthorized: adminAuthorized}); err != nil {
 		logger.Error("cannot register the built-in tools", "error", err.Error())
 		return exitFatal
 	}
@@ -213,12 +224,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 		return exitFatal
 	}
 	var serve func() error
-	if *httpMode {
-		web, err := streamable.NewHandler(srv, httpCfg, streamable.Options{Logger: logger})
-		if err != nil {
-			logConfigError(bootLog, err)
-			return exitConfig
-		}
+	if web != nil {
 		serve = func() error {
 			return web.ListenAndServe(ctx, func(addr net.Addr) {
 				close(ready)

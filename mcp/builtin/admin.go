@@ -69,14 +69,15 @@ func newDynamicTools() *dynamicTools {
 // adminTools returns admin_register_tool and admin_unregister_tool, which
 // record what they register in dyn. Dynamic agentProxy tools route to
 // agents, which may be nil.
-func adminTools(srv *mcp.Server, agents *aacp.Coordinator, dyn *dynamicTools) []tool {
+func adminTools(srv *mcp.Server, agents *aacp.Coordinator, dyn *dynamicTools, adminAuthorized func(*mcp.Session) bool) []tool {
 	destructive := func(title string, idempotent bool) *mcp.ToolAnnotations {
 		return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: mcp.Bool(false), DestructiveHint: mcp.Bool(true),
 			IdempotentHint: mcp.Bool(idempotent), OpenWorldHint: mcp.Bool(false)}
 	}
 	policy := srv.Config().Tools.AdminPolicy.Mode
 	authorize := func(_ context.Context, req *mcp.CallToolRequest) error {
-		return enforcePolicy(policy, transportOf(req))
+		tokenOK := adminAuthorized != nil && req.Session != nil && adminAuthorized(req.Session)
+		return enforcePolicy(policy, transportOf(req), tokenOK)
 	}
 	return []tool{
 		typed(mcp.Tool{
@@ -125,7 +126,7 @@ func transportOf(req *mcp.CallToolRequest) string {
 // refuses over stdio (it is reserved for HTTP, where an admin token will be
 // checked) and, until that check exists, everywhere else too; an unknown
 // mode refuses. Every refusal is UNAUTHORIZED.
-func enforcePolicy(mode, transport string) error {
+func enforcePolicy(mode, transport string, adminToken bool) error {
 	switch mode {
 	case core.AdminPolicyDenyAll:
 		return core.NewError(core.CodeUnauthorized, "dynamic registration is disabled by tools.adminPolicy.mode=deny_all; "+
@@ -141,8 +142,12 @@ func enforcePolicy(mode, transport string) error {
 			return core.NewError(core.CodeUnauthorized, "tools.adminPolicy.mode=token is reserved for the HTTP transport "+
 				"and refuses admin calls over stdio; set it to local_stdio_only to allow them over stdio")
 		}
-		return core.Errorf(core.CodeUnauthorized, "tools.adminPolicy.mode=token is not implemented for transport %q yet; "+
-			"admin calls are refused", clip(transport))
+		if adminToken {
+			return nil
+		}
+		return core.Errorf(core.CodeUnauthorized, "tools.adminPolicy.mode=token allows admin calls only on a session "+
+			"opened with the admin token (Authorization: Bearer <the value of tools.adminPolicy.tokenEnvVar>); "+
+			"this %q session was not", clip(transport))
 	}
 	return core.Errorf(core.CodeUnauthorized, "unknown tools.adminPolicy.mode %q refuses admin calls; "+
 		"use deny_all, local_stdio_only or token", mode)

@@ -216,25 +216,30 @@ func TestAdminAgentProxyWithoutAgents(t *testing.T) {
 	c.ok("admin_register_tool", `{"name":"e","description":"d","toolType":"echo"}`)
 }
 
-// The policy decides by the transport of the call's session, by name:
-// only local_stdio_only over "stdio" is allowed.
+// The policy decides by the transport of the call's session, by name, and
+// (mode token) by whether the session was opened with the admin token:
+// local_stdio_only over "stdio" is allowed, and token mode for a
+// tokened session on any transport but stdio.
 func TestEnforcePolicyPerTransport(t *testing.T) {
 	for _, mode := range []string{core.AdminPolicyDenyAll, core.AdminPolicyLocalStdioOnly, core.AdminPolicyToken, "bogus"} {
 		for _, transport := range []string{"stdio", "http", "streamable-http", "STDIO", ""} {
-			err := enforcePolicy(mode, transport)
-			allowed := mode == core.AdminPolicyLocalStdioOnly && transport == "stdio"
-			if allowed {
-				if err != nil {
-					t.Errorf("%s over %q: %v, want allowed", mode, transport, err)
+			for _, token := range []bool{false, true} {
+				err := enforcePolicy(mode, transport, token)
+				allowed := mode == core.AdminPolicyLocalStdioOnly && transport == "stdio" ||
+					mode == core.AdminPolicyToken && token && transport != "stdio"
+				if allowed {
+					if err != nil {
+						t.Errorf("%s over %q: %v, want allowed", mode, transport, err)
+					}
+					continue
 				}
-				continue
-			}
-			if e := core.AsError(err); err == nil || e.Code != core.CodeUnauthorized {
-				t.Errorf("%s over %q: %v, want UNAUTHORIZED", mode, transport, err)
-				continue
-			}
-			if msg := err.Error(); !strings.Contains(msg, "tools.adminPolicy.mode") {
-				t.Errorf("%s over %q: message %q does not name the setting", mode, transport, msg)
+				if e := core.AsError(err); err == nil || e.Code != core.CodeUnauthorized {
+					t.Errorf("%s over %q: %v, want UNAUTHORIZED", mode, transport, err)
+					continue
+				}
+				if msg := err.Error(); !strings.Contains(msg, "tools.adminPolicy.mode") {
+					t.Errorf("%s over %q: message %q does not name the setting", mode, transport, msg)
+				}
 			}
 		}
 	}

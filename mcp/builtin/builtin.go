@@ -22,6 +22,11 @@ type Options struct {
 	// Version is the build version that server_ping reports. Empty means
 	// the configured server.version.
 	Version string
+	// AdminAuthorized reports whether a session was opened with the admin
+	// token (the Streamable HTTP transport knows); under
+	// tools.adminPolicy.mode=token the admin tools run only for such
+	// sessions. Nil means none is.
+	AdminAuthorized func(*mcp.Session) bool
 }
 
 // Register registers the built-in tools on srv. The server's
@@ -56,7 +61,7 @@ func Register(srv *mcp.Server, opts Options) error {
 		tools = append(tools, agentTools(cfg, opts.Agents)...)
 	}
 	if adminEnabled(cfg) {
-		tools = append(tools, adminTools(srv, opts.Agents, newDynamicTools())...)
+		tools = append(tools, adminTools(srv, opts.Agents, newDynamicTools(), opts.AdminAuthorized)...)
 	}
 	if cfg.Server.Mode == core.ModeTest {
 		tools = append(tools, fixtureTools(cfg)...)
