@@ -37,12 +37,19 @@
 //     fixture tools: exactly one compact response (a -32602 error, or a
 //     CallToolResult whose tool errors carry the full StructuredError) and
 //     exactly one final completion record per call.
+//   - FuzzResourcesRead and FuzzPromptsGet build resources/read and
+//     prompts/get params from the input the same way, against a TEST
+//     server with demo resources and prompts: each request gets one
+//     compact response matching an independent reference (-32602 for a
+//     bad params shape, else the demo contents exactly, or -32002 with
+//     data {code: NOT_FOUND, uri}), every error with the right
+//     data.correlationId.
 //
 // Seed inputs are added in code (f.Add) and committed under
 // testdata/fuzz/<FuzzName>/ in the go test fuzz v1 format; plain go test
 // runs every seed as a regression test. To fuzz:
 //
-//	make fuzz-short                       # each target for FUZZTIME (10s)
+//	make fuzz-short                       # each target for FUZZTIME inputs (20000x)
 //	make fuzz                             # each target for LONGFUZZTIME (5m)
 //	go test -run='^$' -fuzz='^FuzzDecode$' -fuzztime=1m ./fuzz
 //

@@ -294,9 +294,12 @@ func checkToolCallResponse(t *testing.T, line, resp []byte, version, connCID str
 			t.Fatalf("tools/call %q: a result of %d bytes, over tools.maxResultBytes", line, len(m.Result))
 		}
 		if len(r.Content) == 1 && r.Content[0].Type == "text" && r.Content[0].Text != nil {
+			// A JSON object result is its text and (from 2025-06-18) its
+			// structuredContent; a string result (big_result) is its text,
+			// unquoted, without structuredContent.
 			text := []byte(*r.Content[0].Text)
-			wantStructured := version >= mcp.Version20250618 && len(text) > 0 && text[0] == '{'
-			if !json.Valid(text) || wantStructured != (r.StructuredContent != nil) ||
+			wantStructured := version >= mcp.Version20250618 && json.Valid(text) && len(text) > 0 && text[0] == '{'
+			if wantStructured != (r.StructuredContent != nil) ||
 				wantStructured && !bytes.Equal(text, r.StructuredContent) {
 				t.Fatalf("tools/call %q (%s): text and structuredContent disagree: %q", line, version, resp)
 			}
@@ -322,13 +325,34 @@ func checkToolCallResponse(t *testing.T, line, resp []byte, version, connCID str
 	if strings.ToUpper(code) != code || strings.ContainsAny(code, " -") {
 		t.Fatalf("tools/call %q: code %q is not UPPER_SNAKE_CASE", line, code)
 	}
-	if retryable != core.Code(code).Retryable() {
-		t.Fatalf("tools/call %q: %s with retryable %v", line, code, retryable)
+	var details struct {
+		Reason string `json:"reason"`
+	}
+	_ = json.Unmarshal(se["details"], &details)
+	if retryable != refRetryable(code, details.Reason) {
+		t.Fatalf("tools/call %q: %s (reason %q) with retryable %v", line, code, details.Reason, retryable)
 	}
 	if cid != "" && seCID != cid {
 		t.Fatalf("tools/call %q: correlationId %q, want the client's %q", line, seCID, cid)
 	}
 	return true
+}
+
+// refRetryable says whether a tool error with this code and
+// details.reason must be retryable (whether the same call can succeed
+// again): a timeout, a busy slot and a refused audit can pass, a panic may
+// not recur; an oversized payload, a handler's own error and a bad result
+// will recur.
+func refRetryable(code, reason string) bool {
+	switch code {
+	case "TIMEOUT", "AUDIT_ENTER_FAILED":
+		return true
+	case "RESOURCE_EXHAUSTED":
+		return reason != "payload_too_large"
+	case "INTERNAL":
+		return reason == "panic"
+	}
+	return false
 }
 
 // refCorrelationID is the client correlation id:

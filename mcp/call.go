@@ -405,6 +405,9 @@ func (c *toolCall) finish(r handlerResult) (any, error) {
 // session closed first (disconnected_completed), or the client cancelled
 // it (aborted).
 func (c *toolCall) unanswered() string {
+	if errors.Is(context.Cause(c.Context), errCancelledByClient) {
+		return OutcomeAborted // the client's cancel came first
+	}
 	if c.sess.conn.Closed() {
 		return OutcomeDisconnectedCompleted
 	}
