@@ -15,8 +15,17 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 	if err != nil {
 		return err
 	}
-	related, _ := RequestID(ctx)
-	return c.write(Outgoing{Data: frame, Related: related})
+	return c.write(Outgoing{Data: frame, Related: c.related(ctx)})
+}
+
+// related returns the id of the request of this connection whose context
+// ctx is, or the zero ID: a context of another connection's request (a
+// handler notifying every session, say) relates to nothing here.
+func (c *Conn) related(ctx context.Context) ID {
+	if e, ok := ctx.Value(inflightKey{}).(*inflight); ok && e.conn == c {
+		return e.req.ID
+	}
+	return ID{}
 }
 
 // Call sends a request to the peer and waits for its response, the end of
@@ -39,7 +48,7 @@ func (c *Conn) Call(ctx context.Context, method string, params any) ([]byte, err
 		delete(c.pending, id)
 		c.mu.Unlock()
 	}()
-	related, _ := RequestID(ctx)
+	related := c.related(ctx)
 	if err := c.write(Outgoing{Data: frame, Related: related}); err != nil {
 		return nil, err
 	}

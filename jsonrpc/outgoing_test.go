@@ -203,3 +203,35 @@ func TestOutgoingRelatedToTheRequest(t *testing.T) {
 		t.Fatalf("error response related %v response %v", m.Related, m.Response)
 	}
 }
+
+// A notification sent with the context of another connection's request
+// relates to nothing on this one: ids are per connection.
+func TestNotifyWithAnotherConnectionsContext(t *testing.T) {
+	a, b := newRecStream(), newRecStream()
+	started := make(chan context.Context, 1)
+	release := make(chan struct{})
+	da := newTestDisp(false).handle("hold", Route{Handler: HandlerFunc(func(ctx context.Context, _ *Request) (any, error) {
+		started <- ctx
+		<-release
+		return nil, nil
+	})})
+	ca := NewConn(a, da, Options{})
+	cb := NewConn(b, newTestDisp(false), Options{})
+	serveConn(t, ca)
+	serveConn(t, cb)
+	a.send(req(`"x"`, "hold"))
+	ctx := <-started
+	if err := cb.Notify(ctx, "n", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.next(t); !got.Related.IsZero() {
+		t.Fatalf("Related = %s on the other connection, want none", got.Related)
+	}
+	if err := ca.Notify(ctx, "n", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := a.next(t); got.Related.String() != `"x"` {
+		t.Fatalf("Related = %s on the request's own connection, want \"x\"", got.Related)
+	}
+	close(release)
+}
