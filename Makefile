@@ -55,6 +55,11 @@ conformance: build
 bench-e2e:
 	$(GO) run ./bench/cmd/e2e $(E2EFLAGS)
 
+## bench-e2e-http: the same over Streamable HTTP (mcprt --http)
+.PHONY: bench-e2e-http
+bench-e2e-http:
+	$(GO) run ./bench/cmd/e2ehttp $(E2EHTTPFLAGS)
+
 ## bench-compare: mcprt beside the official Go SDK, mcp-go and a bare loop, interleaved rounds, medians, README table
 bench-compare:
 	cd bench/compare && $(GO) run ./cmd/compare $(COMPAREFLAGS)

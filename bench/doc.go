@@ -10,6 +10,9 @@
 //     bytes out, through the real router, tools/call pipeline, completion
 //     record (logging on, at info, into io.Discard) and writer;
 //     BenchmarkDispatchNoopPipelined does the same with 32 calls in flight;
+//   - BenchmarkHTTPNoop/{sequential,concurrent32}: the no-op call over
+//     Streamable HTTP against the real mcprt --http (bench/cmd/e2ehttp
+//     prints the fuller figures);
 //   - BenchmarkInitialize: a whole handshake on a new session;
 //   - BenchmarkToolsList100: tools/list of 100 tools;
 //   - BenchmarkToolsCall20Props: a tools/call whose input schema has 20

@@ -47,9 +47,18 @@ type server struct {
 	title string // label in the Markdown table
 	pkg   string // what to build, in dir
 	dir   string // where to build it
+	args  []string
 	env   []string
 	mod   string // the library module whose version the title shows
+	http  bool   // measured over Streamable HTTP, not stdio
 	path  string // the built binary
+}
+
+// group is the servers measured over one transport, compared with its
+// first (mcprt).
+type group struct {
+	transport string
+	servers   []*server
 }
 
 func main() {
@@ -58,14 +67,20 @@ func main() {
 
 func run() int {
 	var (
-		rounds    = flag.Int("rounds", 5, "rounds; each measures every server once")
-		warmup    = flag.Int("warmup", 2000, "sequential warm-up calls per measurement")
-		seq       = flag.Int("seq", 20000, "measured sequential calls per measurement")
-		pwarmup   = flag.Int("pipelined-warmup", 5000, "pipelined warm-up calls per measurement")
-		pipelined = flag.Int("pipelined", 50000, "measured pipelined calls per measurement")
-		inflight  = flag.Int("inflight", 32, "requests in flight in the pipelined phases")
-		rssAfter  = flag.String("rss-after", "", "comma-separated total call counts after which RSS is sampled (empty: skip)")
-		root      = flag.String("root", "", "the mcprt repository (default: where go.mod's replace points)")
+		rounds     = flag.Int("rounds", 5, "rounds; each measures every server once")
+		transports = flag.String("transports", "stdio,http", "comma-separated transports to compare: stdio, http")
+		warmup     = flag.Int("warmup", 2000, "sequential warm-up calls per stdio measurement")
+		seq        = flag.Int("seq", 20000, "measured sequential calls per stdio measurement")
+		pwarmup    = flag.Int("pipelined-warmup", 5000, "pipelined warm-up calls per stdio measurement")
+		pipelined  = flag.Int("pipelined", 50000, "measured pipelined calls per stdio measurement")
+		inflight   = flag.Int("inflight", 32, "requests in flight in the stdio pipelined phases, and concurrent HTTP clients")
+		hwarmup    = flag.Int("http-warmup", 1000, "sequential warm-up calls per HTTP measurement")
+		hseq       = flag.Int("http-seq", 10000, "measured sequential calls per HTTP measurement")
+		hcwarmup   = flag.Int("http-concurrent-warmup", 2000, "concurrent warm-up calls per HTTP measurement")
+		hconc      = flag.Int("http-concurrent", 20000, "measured concurrent calls per HTTP measurement")
+		hsessions  = flag.Int("http-sessions", 0, "sessions the concurrent HTTP clients share (0: one per client; 1: one for all)")
+		rssAfter   = flag.String("rss-after", "", "comma-separated total call counts after which RSS is sampled over stdio (empty: skip)")
+		root       = flag.String("root", "", "the mcprt repository (default: where go.mod's replace points)")
 	)
 	flag.Parse()
 	fail := func(err error) int {
@@ -75,6 +90,23 @@ func run() int {
 	checkpoints, err := harness.ParseCounts(*rssAfter)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "compare:", err)
+		return 2
+	}
+	var doStdio, doHTTP bool
+	for t := range strings.SplitSeq(*transports, ",") {
+		switch strings.TrimSpace(t) {
+		case "stdio":
+			doStdio = true
+		case "http":
+			doHTTP = true
+		case "":
+		default:
+			fmt.Fprintf(os.Stderr, "compare: -transports wants stdio and/or http, got %q\n", *transports)
+			return 2
+		}
+	}
+	if !doStdio && !doHTTP {
+		fmt.Fprintln(os.Stderr, "compare: -transports names no transport")
 		return 2
 	}
 	here, err := goOutput("", "env", "GOMOD")
@@ -87,14 +119,35 @@ func run() int {
 			return fail(err)
 		}
 	}
-	servers := []*server{
-		{name: "mcprt", title: "mcprt (TEST mode, logging at info)", pkg: "./cmd/mcprt", dir: *root,
-			env: []string{"MCPRT_SERVER_MODE=TEST", "MCPRT_LOGGING_LEVEL=info",
-				"MCPRT_RESOURCES_MAX_CONCURRENT_EXECUTIONS=" + strconv.Itoa(max(*inflight, 10))}},
-		{name: "go-sdk", title: "official Go SDK", pkg: "./servers/gosdk", dir: here,
-			mod: "github.com/modelcontextprotocol/go-sdk"},
-		{name: "mcp-go", title: "mcp-go", pkg: "./servers/mcpgo", dir: here, mod: "github.com/mark3labs/mcp-go"},
-		{name: "bare", title: "bare loop: bufio lines + encoding/json decode + canned reply", pkg: "./servers/bare", dir: here},
+	mcprtEnv := []string{"MCPRT_SERVER_MODE=TEST", "MCPRT_LOGGING_LEVEL=info",
+		"MCPRT_RESOURCES_MAX_CONCURRENT_EXECUTIONS=" + strconv.Itoa(max(*inflight, 10))}
+	var groups []group
+	if doStdio {
+		groups = append(groups, group{"stdio", []*server{
+			{name: "mcprt", title: "mcprt (TEST mode, logging at info)", pkg: "./cmd/mcprt", dir: *root, env: mcprtEnv},
+			{name: "go-sdk", title: "official Go SDK", pkg: "./servers/gosdk", dir: here,
+				mod: "github.com/modelcontextprotocol/go-sdk"},
+			{name: "mcp-go", title: "mcp-go", pkg: "./servers/mcpgo", dir: here, mod: "github.com/mark3labs/mcp-go"},
+			{name: "bare", title: "bare loop: bufio lines + encoding/json decode + canned reply", pkg: "./servers/bare", dir: here},
+		}})
+	}
+	if doHTTP {
+		groups = append(groups, group{"http", []*server{
+			{name: "mcprt-http", title: "mcprt --http (TEST mode, logging at info)", pkg: "./cmd/mcprt", dir: *root, http: true,
+				args: []string{"--http"}, env: append(slices.Clone(mcprtEnv), "MCPRT_TRANSPORT_HTTP_ADDR="+harness.AddrPlaceholder)},
+			{name: "go-sdk-http", title: "official Go SDK, NewStreamableHTTPHandler (default options: event-stream answers)",
+				pkg: "./servers/gosdkhttp", dir: here, http: true, args: []string{"-addr", harness.AddrPlaceholder},
+				mod: "github.com/modelcontextprotocol/go-sdk"},
+			{name: "go-sdk-http-json", title: "official Go SDK, NewStreamableHTTPHandler with JSONResponse",
+				pkg: "./servers/gosdkhttp", dir: here, http: true, args: []string{"-addr", harness.AddrPlaceholder, "-json"},
+				mod: "github.com/modelcontextprotocol/go-sdk"},
+			{name: "bare-http", title: "bare net/http handler: encoding/json decode + canned reply", pkg: "./servers/barehttp",
+				dir: here, http: true, args: []string{"-addr", harness.AddrPlaceholder}},
+		}})
+	}
+	var servers []*server
+	for _, g := range groups {
+		servers = append(servers, g.servers...)
 	}
 	bin, err := os.MkdirTemp("", "mcprt-compare-")
 	if err != nil {
@@ -109,27 +162,33 @@ func run() int {
 
 	opts := harness.Options{Warmup: *warmup, Sequential: *seq, PipelinedWarmup: *pwarmup,
 		Pipelined: *pipelined, InFlight: *inflight, RSSAfter: checkpoints, Timeout: 20 * time.Minute}
-	// values[server][figure] holds one value per round; order keeps the
-	// figures in the harness's order.
+	hopts := harness.HTTPOptions{Warmup: *hwarmup, Sequential: *hseq, ConcurrentWarmup: *hcwarmup,
+		Concurrent: *hconc, Clients: *inflight, Sessions: *hsessions, Timeout: 20 * time.Minute}
+	// values[server][figure] holds one value per round; order[transport]
+	// keeps the figures in the harness's order.
 	values := map[string]map[string][]float64{}
-	var order []string
+	order := map[string][]string{}
 	load := harness.LoadAverage()
 	start := time.Now()
 	for r := range *rounds {
 		for k := range servers {
 			s := servers[(r+k)%len(servers)]
-			res, err := harness.Run(context.Background(), harness.Command{Name: s.name, Path: s.path, Env: s.env}, opts)
+			figures, err := s.measure(opts, hopts)
 			if err != nil {
 				return fail(fmt.Errorf("round %d: %w", r+1, err))
 			}
+			transport := "stdio"
+			if s.http {
+				transport = "http"
+			}
 			var line strings.Builder
 			fmt.Fprintf(&line, "# round %d/%d %-7s", r+1, *rounds, s.name)
-			for _, f := range res.Figures() {
+			for _, f := range figures {
 				if values[s.name] == nil {
 					values[s.name] = map[string][]float64{}
 				}
-				if !slices.Contains(order, f.Name) {
-					order = append(order, f.Name)
+				if !slices.Contains(order[transport], f.Name) {
+					order[transport] = append(order[transport], f.Name)
 				}
 				values[s.name][f.Name] = append(values[s.name][f.Name], f.Value)
 				fmt.Fprintf(&line, " %s=%s", f.Name, f.Format())
@@ -141,35 +200,99 @@ func run() int {
 		*rounds, time.Since(start).Seconds(), load, harness.LoadAverage())
 
 	med := func(server, figure string) float64 { return median(values[server][figure]) }
-	for _, fig := range order {
-		for _, s := range servers {
-			fmt.Printf("%s %s %s\n", s.name, fig, harness.Figure{Name: fig, Value: med(s.name, fig)}.Format())
+	for _, g := range groups {
+		first := g.servers[0].name
+		for _, fig := range order[g.transport] {
+			for _, s := range g.servers {
+				fmt.Printf("%s %s %s\n", s.name, fig, harness.Figure{Name: fig, Value: med(s.name, fig)}.Format())
+			}
+			var line strings.Builder
+			fmt.Fprintf(&line, "ratio %s", fig)
+			for _, s := range g.servers[1:] {
+				fmt.Fprintf(&line, " %s/%s %s", first, s.name, ratio(med(first, fig), med(s.name, fig)))
+			}
+			fmt.Println(line.String())
 		}
-		var line strings.Builder
-		fmt.Fprintf(&line, "ratio %s", fig)
-		for _, s := range servers[1:] {
-			fmt.Fprintf(&line, " mcprt/%s %s", s.name, ratio(med("mcprt", fig), med(s.name, fig)))
+	}
+	if doHTTP {
+		// The goal of the HTTP transport: a no-op call costs mcprt at most
+		// half the CPU it costs the official Go SDK's handler.
+		for _, fig := range []string{"server_cpu_us_per_call_seq", "server_cpu_us_per_call_concurrent"} {
+			var line strings.Builder
+			fmt.Fprintf(&line, "goal %s (mcprt at most 0.5x the official Go SDK's)", fig)
+			for _, other := range []string{"go-sdk-http", "go-sdk-http-json"} {
+				r := med("mcprt-http", fig) / med(other, fig)
+				verdict := "met"
+				if !(r <= 0.5) {
+					verdict = "missed"
+				}
+				fmt.Fprintf(&line, " mcprt-http/%s %s %s", other, ratio(med("mcprt-http", fig), med(other, fig)), verdict)
+			}
+			fmt.Println(line.String())
 		}
-		fmt.Println(line.String())
 	}
 
-	fmt.Println()
-	fmt.Println("| server | sequential p50 / p95 | pipelined (32 in flight) calls/s (p95) | server CPU per call (sequential / pipelined) | peak RSS |")
-	fmt.Println("|---|---|---|---|---|")
-	for _, s := range servers {
-		fmt.Printf("| %s | %s / %s µs | %s (%s µs) | %s / %s µs | %s MB |\n", s.title,
-			short(med(s.name, "seq_p50_us")), short(med(s.name, "seq_p95_us")),
-			kilo(med(s.name, "pipelined_calls_per_s")), short(med(s.name, "pipelined_p95_us")),
-			short(med(s.name, "server_cpu_us_per_call_seq")), short(med(s.name, "server_cpu_us_per_call_pipelined")),
-			short(med(s.name, "peak_rss_mb")))
-	}
-	fmt.Println()
 	goVersion, _ := goOutput(here, "env", "GOVERSION")
-	fmt.Printf("Measured %s on %d cores (nproc) of %s, %s %s/%s; bench/harness, medians of %d interleaved rounds, "+
-		"each round %d sequential calls after %d warm-up and %d pipelined calls (%d in flight) after %d warm-up per server.\n",
-		time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpuModel(), goVersion, runtime.GOOS, runtime.GOARCH,
-		*rounds, *seq, *warmup, *pipelined, *inflight, *pwarmup)
+	machine := fmt.Sprintf("Measured %s on %d cores (nproc) of %s, %s %s/%s; bench/harness, medians of %d interleaved rounds",
+		time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpuModel(), goVersion, runtime.GOOS, runtime.GOARCH, *rounds)
+	for _, g := range groups {
+		fmt.Println()
+		if g.transport == "stdio" {
+			fmt.Println("| server | sequential p50 / p95 | pipelined (32 in flight) calls/s (p95) | server CPU per call (sequential / pipelined) | peak RSS |")
+			fmt.Println("|---|---|---|---|---|")
+			for _, s := range g.servers {
+				fmt.Printf("| %s | %s / %s µs | %s (%s µs) | %s / %s µs | %s MB |\n", s.title,
+					short(med(s.name, "seq_p50_us")), short(med(s.name, "seq_p95_us")),
+					kilo(med(s.name, "pipelined_calls_per_s")), short(med(s.name, "pipelined_p95_us")),
+					short(med(s.name, "server_cpu_us_per_call_seq")), short(med(s.name, "server_cpu_us_per_call_pipelined")),
+					short(med(s.name, "peak_rss_mb")))
+			}
+			fmt.Println()
+			fmt.Printf("%s, each round %d sequential calls after %d warm-up and %d pipelined calls (%d in flight) after %d warm-up "+
+				"per server, over stdio.\n", machine, *seq, *warmup, *pipelined, *inflight, *pwarmup)
+			continue
+		}
+		sessions := "each on a session of its own"
+		if *hsessions > 0 && *hsessions < *inflight {
+			sessions = fmt.Sprintf("sharing %d session(s)", *hsessions)
+		}
+		fmt.Printf("| server (Streamable HTTP) | sequential p50 / p95 | %d concurrent clients: calls/s (p95) | server CPU per call (sequential / concurrent) | peak RSS |\n", *inflight)
+		fmt.Println("|---|---|---|---|---|")
+		for _, s := range g.servers {
+			fmt.Printf("| %s | %s / %s µs | %s (%s µs) | %s / %s µs | %s MB |\n", s.title,
+				short(med(s.name, "seq_p50_us")), short(med(s.name, "seq_p95_us")),
+				kilo(med(s.name, "concurrent_calls_per_s")), short(med(s.name, "concurrent_p95_us")),
+				short(med(s.name, "server_cpu_us_per_call_seq")), short(med(s.name, "server_cpu_us_per_call_concurrent")),
+				short(med(s.name, "peak_rss_mb")))
+		}
+		fmt.Println()
+		fmt.Printf("%s, each round %d sequential calls on one session after %d warm-up and %d concurrent calls from %d "+
+			"net/http keep-alive clients (%s) after %d warm-up per server, over loopback HTTP/1.1.\n",
+			machine, *hseq, *hwarmup, *hconc, *inflight, sessions, *hcwarmup)
+	}
 	return 0
+}
+
+// measure runs the server once over its transport and returns its
+// figures. A server that does not exit cleanly is reported on standard
+// error; its figures count.
+func (s *server) measure(opts harness.Options, hopts harness.HTTPOptions) ([]harness.Figure, error) {
+	cmd := harness.Command{Name: s.name, Path: s.path, Args: s.args, Env: s.env}
+	if s.http {
+		res, err := harness.RunHTTP(context.Background(), harness.HTTPCommand{Command: cmd}, hopts)
+		if err != nil {
+			return nil, err
+		}
+		if res.ExitErr != nil {
+			fmt.Fprintf(os.Stderr, "# %s did not exit cleanly on SIGTERM: %v\n", s.name, res.ExitErr)
+		}
+		return res.Figures(), nil
+	}
+	res, err := harness.Run(context.Background(), cmd, opts)
+	if err != nil {
+		return nil, err
+	}
+	return res.Figures(), nil
 }
 
 // build compiles the server into bin and names its library version in its
