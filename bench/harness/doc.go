@@ -1,6 +1,7 @@
 // Package harness measures an MCP server over stdio, the way an MCP client
 // launches it: as a subprocess speaking newline-delimited JSON-RPC on its
-// standard input and output.
+// standard input and output; and over Streamable HTTP (RunHTTP), as a
+// subprocess listening on a loopback port.
 //
 // It starts the server command with pipes, does the MCP handshake
 // (initialize, notifications/initialized, tools/list to check that the tool
