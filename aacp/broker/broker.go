@@ -40,6 +40,7 @@ type Broker struct {
 	manual   bool
 	tick     time.Duration
 	syncing  bool // the journal is batch: the maintenance loop syncs it
+	onInbox  func(agentID string)
 
 	mu       sync.Mutex
 	closed   bool                           // guarded by mu
@@ -62,7 +63,7 @@ func Open(opts Options) (*Broker, error) {
 		after: opts.After, rand: opts.Rand, jitter: opts.Jitter, maxWait: opts.MaxBackoff,
 		ttl: opts.DefaultTTL, policies: DefaultPolicies(), manual: opts.Manual, tick: opts.TickInterval,
 		agents: make(map[string]*local), registry: make(map[string]journal.AgentRecord),
-		stop: make(chan struct{}),
+		stop: make(chan struct{}), onInbox: opts.OnInbox,
 	}
 	for k, p := range opts.Policies {
 		b.policies[k] = p

@@ -20,7 +20,9 @@
 // (one agent, every agent of a type, or every agent; no match is
 // E_ROUTING_001 and nothing is sent), records the request in the
 // sender's ledger and appends one transmission to each receiver's
-// channel, and returns once both are durable. Each delivery is then:
+// channel, and returns once both are durable. With one receiver, the
+// ledger records the request and the transmission, seq included, in one
+// write made under the channel's lock just before the channel line. Each delivery is then:
 //
 //	IN_TRANSIT ──ACK──▶ DELIVERED ──ACK processed──▶ PROCESSED
 //	    │ no ACK within the type's timeout, or NACK canRetry
@@ -48,6 +50,12 @@
 // messages are handed out again. Every envelope carries the cumulative
 // acknowledgement (ack) of the reverse channel: the highest seq up to
 // which everything was received; gaps are detected and logged.
+//
+// Inbox lists an agent's unfinished messages (queued, and handed out but
+// not answered) without handing anything out; Options.OnInbox is called
+// whenever new messages are queued for a hosted agent, so that a caller
+// can announce them (aacptools notifies subscribers of the agent's inbox
+// resource).
 //
 // # Exactly once, at least once
 //

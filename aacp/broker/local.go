@@ -32,6 +32,7 @@ type local struct {
 	trackers map[string]*SeqTracker // guarded by mu: by sender
 	open     map[string]*doneSet    // guarded by mu: by sender
 	wake     chan struct{}          // guarded by mu: closed when items are queued
+	arrivals uint64                 // guarded by mu: items created so far (item.order)
 
 	smu    sync.Mutex
 	timers timerHeap // guarded by smu
@@ -57,6 +58,7 @@ type item struct {
 	seqs        []uint64
 	state       itemState
 	redelivered bool
+	order       uint64 // arrival order at this receiver
 }
 
 func (b *Broker) newLocal(id string, typ envelope.AgentType, release func() error) (*local, error) {

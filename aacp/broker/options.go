@@ -80,4 +80,13 @@ type Options struct {
 	PollInterval time.Duration
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
+	// OnInbox, when set, is called with a hosted agent's id after new
+	// messages were queued for it (a first transmission, or a retry of
+	// one handed out and not answered), once per read of its inbox that
+	// queued any. It runs on the goroutine that read the inbox (the
+	// agent's inbox goroutine, or a Receive, Pump or RegisterAgent call)
+	// with no broker lock held; it must return quickly and must not call
+	// the broker for the same agent synchronously in a way that waits for
+	// the inbox (Inbox is fine).
+	OnInbox func(agentID string)
 }

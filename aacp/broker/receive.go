@@ -11,9 +11,10 @@ import (
 )
 
 // ingest reads what is new in l's inbound channels.
+// When it queued messages it wakes the waiting receivers and, with its
+// locks released, calls Options.OnInbox.
 func (b *Broker) ingest(ctx context.Context, l *local) error {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	added := false
 	err := l.inbox.Read(ctx, func(env *envelope.Envelope) error {
 		q, err := b.accept(ctx, l, env)
@@ -22,6 +23,10 @@ func (b *Broker) ingest(ctx context.Context, l *local) error {
 	})
 	if added {
 		l.signal()
+	}
+	l.mu.Unlock()
+	if added && b.onInbox != nil {
+		b.onInbox(l.id)
 	}
 	if err != nil {
 		return fmt.Errorf("read the inbox of agent %q: %w", l.id, err)
@@ -89,7 +94,8 @@ func (b *Broker) accept(ctx context.Context, l *local, env *envelope.Envelope) (
 		l.enqueue(it)
 		return true, nil
 	}
-	it := &item{env: *env, ids: []string{env.MessageID}, seqs: []uint64{env.Seq}}
+	l.arrivals++
+	it := &item{env: *env, ids: []string{env.MessageID}, seqs: []uint64{env.Seq}, order: l.arrivals}
 	l.items[env.MessageID] = it
 	l.byReq[key] = it
 	ds.add(env.Seq)

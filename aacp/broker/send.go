@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -74,6 +75,7 @@ func (b *Broker) Send(ctx context.Context, agentID string, in SendInput) (SendOu
 	envs := make([]envelope.Envelope, len(receivers))
 	recs := make([]journal.Record, 0, len(receivers)+1)
 	msgs := make([]journal.MessageRecord, len(receivers))
+	var encoded []byte
 	for i, r := range receivers {
 		req.Receivers = append(req.Receivers, r.AgentID)
 		e := tmpl
@@ -81,7 +83,15 @@ func (b *Broker) Send(ctx context.Context, agentID string, in SendInput) (SendOu
 		e.Receiver = envelope.Agent{AgentID: r.AgentID, Type: r.Type}
 		e.Ack = l.ackFor(r.AgentID)
 		if i == 0 {
-			if err := b.v.Validate(&e); err != nil {
+			buf := encodeBufs.Get().(*[]byte)
+			defer func() {
+				if cap(encoded) <= 64<<10 {
+					*buf = encoded[:0]
+					encodeBufs.Put(buf)
+				}
+			}()
+			var err error
+			if encoded, err = b.v.Encode((*buf)[:0], &e); err != nil {
 				return SendOutput{}, err
 			}
 		}
@@ -91,25 +101,55 @@ func (b *Broker) Send(ctx context.Context, agentID string, in SendInput) (SendOu
 			State: journal.InTransit, At: now, SentAt: now, AckDeadline: now.Add(pol.AckTimeout), ExpiresAt: req.ExpiresAt,
 		}
 	}
-	recs = append(recs, journal.RequestRec(req))
-	for _, m := range msgs {
-		recs = append(recs, journal.MessageRec(m))
-	}
-	if err := l.ledger.Put(ctx, recs...); err != nil {
-		return SendOutput{}, envelope.Errorf(envelope.CodeChannelUnavailable, "record the request in the ledger of %q: %w", agentID, err)
-	}
-	// The ledger's fsync and the channel appends (with theirs) overlap.
 	var wg sync.WaitGroup
 	var syncErr error
-	wg.Go(func() { syncErr = l.ledger.Sync(ctx) })
 	seqs := make([]uint64, len(envs))
 	errs := make([]error, len(envs))
-	for i := range envs {
-		if len(envs) == 1 {
-			seqs[i], errs[i] = b.store.Append(ctx, &envs[i])
-			continue
+	if ap, ok := b.store.(journal.Appender); ok && len(envs) == 1 && !fsyncAlways(b.store) {
+		// One receiver: the request and its transmission, seq included,
+		// go to the ledger in one write, made under the channel's lock
+		// just ahead of the channel line. (Not under fsync always: there a
+		// ledger write may wait for the ledger's fsync, which must not
+		// hold the channel's lock.)
+		written := false
+		seqs[0], errs[0] = ap.AppendWith(ctx, &envs[0], journal.AppendOptions{Encoded: encoded, Before: func(seq uint64) error {
+			m := msgs[0]
+			m.Seq = seq
+			if err := l.ledger.Put(ctx, journal.RequestRec(req), journal.MessageRec(m)); err != nil {
+				return &ledgerError{err}
+			}
+			written = true
+			wg.Go(func() { syncErr = l.ledger.Sync(ctx) }) // overlaps the channel's fsync
+			return nil
+		}})
+		var le *ledgerError
+		switch {
+		case errors.As(errs[0], &le):
+			return SendOutput{}, envelope.Errorf(envelope.CodeChannelUnavailable, "record the request in the ledger of %q: %w", agentID, le.err)
+		case errs[0] != nil && !written:
+			// The channel failed before the request was recorded: record
+			// it now, so that the failure below has a request to fail.
+			if err := l.ledger.Put(ctx, journal.RequestRec(req), journal.MessageRec(msgs[0])); err != nil {
+				return SendOutput{}, envelope.Errorf(envelope.CodeChannelUnavailable, "record the request in the ledger of %q: %w", agentID, err)
+			}
 		}
-		wg.Go(func() { seqs[i], errs[i] = b.store.Append(ctx, &envs[i]) })
+	} else {
+		recs = append(recs, journal.RequestRec(req))
+		for _, m := range msgs {
+			recs = append(recs, journal.MessageRec(m))
+		}
+		if err := l.ledger.Put(ctx, recs...); err != nil {
+			return SendOutput{}, envelope.Errorf(envelope.CodeChannelUnavailable, "record the request in the ledger of %q: %w", agentID, err)
+		}
+		// The ledger's fsync and the channel appends (with theirs) overlap.
+		wg.Go(func() { syncErr = l.ledger.Sync(ctx) })
+		for i := range envs {
+			if len(envs) == 1 {
+				seqs[i], errs[i] = b.store.Append(ctx, &envs[i])
+				continue
+			}
+			wg.Go(func() { seqs[i], errs[i] = b.store.Append(ctx, &envs[i]) })
+		}
 	}
 	wg.Wait()
 	out := SendOutput{MessageID: envs[0].MessageID, RequestID: reqID}
@@ -121,15 +161,19 @@ func (b *Broker) Send(ctx context.Context, agentID string, in SendInput) (SendOu
 			cur = m
 		}
 		if errs[i] != nil {
+			cur.Seq = 0 // the line was not written
 			failed = append(failed, fmt.Sprintf("%s: %v", m.Receiver, errs[i]))
 			b.fail(ctx, l, cur, envelope.CodeChannelUnavailable, fmt.Sprintf("channel to %s unavailable: %v", m.Receiver, errs[i]))
 			cur.State = journal.Failed
 		} else {
+			recorded := cur.Seq == seqs[i] // by the one-receiver path, before the line
 			cur.Seq = seqs[i]
 			if pol.AckTimeout <= 0 && cur.State == journal.InTransit {
-				cur.State, cur.AckDeadline = journal.Delivered, time.Time{}
+				cur.State, cur.AckDeadline, recorded = journal.Delivered, time.Time{}, false
 			}
-			b.put(ctx, l, cur)
+			if !recorded {
+				b.put(ctx, l, cur)
+			}
 			if cur.State == journal.InTransit {
 				l.timers.push(timer{due: cur.AckDeadline, requestID: reqID, receiver: m.Receiver, messageID: m.MessageID})
 			}
@@ -151,6 +195,20 @@ func (b *Broker) Send(ctx context.Context, agentID string, in SendInput) (SendOu
 	}
 	return out, nil
 }
+
+// fsyncAlways reports whether s forces every append to stable storage.
+func fsyncAlways(s journal.Store) bool {
+	p, ok := s.(interface{ Policy() journal.FsyncPolicy })
+	return ok && p.Policy() == journal.FsyncAlways
+}
+
+// encodeBufs holds buffers for the encoding of a sent envelope.
+var encodeBufs = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+// ledgerError is a ledger failure inside an append's Before.
+type ledgerError struct{ err error }
+
+func (e *ledgerError) Error() string { return e.err.Error() }
 
 // checkSend validates and normalises the parts of in that do not depend
 // on routing.

@@ -19,6 +19,14 @@ const MaxDepth = 64
 // encoding/json keeps the last of duplicate keys, which would let two
 // readers of the same line disagree about its content.
 func checkStrict(what string, data []byte) *core.Error {
+	if strictOK(data) {
+		return nil
+	}
+	return checkStrictFull(what, data)
+}
+
+// checkStrictFull is checkStrict without its fast path.
+func checkStrictFull(what string, data []byte) *core.Error {
 	if !utf8.Valid(data) {
 		return Errorf(CodeMalformedJSON, "%s is not valid UTF-8; send UTF-8 encoded JSON", what)
 	}

@@ -35,6 +35,15 @@ type appendFile struct {
 	f     *os.File  // guarded by mu: O_RDWR|O_APPEND on path
 	ino   [2]uint64 // guarded by mu: the file f is open on
 	size  int64     // guarded by mu: f's size after our last look; -1: unknown
+	// changes is the lock file's change counter, shared by every process
+	// (mapped memory; nil where unavailable): each holder of the lock adds
+	// one before it changes anything. gen is its value at the end of our
+	// last locked section (0: unknown). While they are equal, nobody has
+	// touched the file since, and the check that f is still the file at
+	// path (a stat) and of its tail can be skipped.
+	changes *atomic.Uint64 // guarded by mu
+	unmap   func() error   // guarded by mu
+	gen     uint64         // guarded by mu
 	// cur is f, for waitSync, which must not wait for mu (a writer may
 	// hold it while it waits for another process's lock).
 	cur atomic.Pointer[os.File]
@@ -74,6 +83,9 @@ func (a *appendFile) locked(fn func() error) error {
 			return fmt.Errorf("open lock file: %w", err)
 		}
 		a.lockf = lf
+		if a.changes, a.unmap, err = mapCounter(lf); err != nil {
+			a.log.Debug("aacp journal: no shared change counter; checking the file on every append", "path", a.lockPath, "err", err)
+		}
 	}
 	if err := lockExclusive(a.lockf); err != nil {
 		return err
@@ -83,10 +95,30 @@ func (a *appendFile) locked(fn func() error) error {
 			a.log.Warn("aacp journal: unlock failed", "path", a.lockPath, "err", err)
 		}
 	}()
-	if err := a.current(); err != nil {
+	if a.changes == nil {
+		if err := a.current(); err != nil {
+			return err
+		}
+		return fn()
+	}
+	unchanged := a.gen != 0 && a.f != nil && a.size >= 0 && a.changes.Load() == a.gen
+	// Announce the change before making it: a holder killed half-way
+	// leaves the counter ahead of everyone's gen, so the next holder
+	// looks at the file.
+	next := a.changes.Add(1)
+	a.gen = 0
+	if !unchanged {
+		if err := a.current(); err != nil {
+			return err
+		}
+	}
+	if err := fn(); err != nil {
 		return err
 	}
-	return fn()
+	if a.f != nil && a.size >= 0 {
+		a.gen = next
+	}
+	return nil
 }
 
 // current makes a.f the file at path and a.size its complete size; mu and
@@ -274,6 +306,10 @@ func (a *appendFile) close() error {
 		errs = append(errs, a.f.Close())
 		a.f = nil
 		a.cur.Store(nil)
+	}
+	if a.unmap != nil {
+		errs = append(errs, a.unmap())
+		a.changes, a.unmap = nil, nil
 	}
 	if a.lockf != nil {
 		errs = append(errs, a.lockf.Close())

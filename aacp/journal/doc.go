@@ -31,7 +31,14 @@
 // its descriptor still names the file at the path (another process may
 // have rotated or rewritten it), cuts off a torn last line if it finds
 // one, and writes whole lines with a single write on an O_APPEND
-// descriptor. A channel's next seq is read from the file's last line under
+// descriptor. The check is skipped while nothing changed: the first 8
+// bytes of the lock file, mapped shared by every process, count changes;
+// each holder of the lock adds one before it changes the file (so a
+// holder killed half-way still leaves the count moved), and a writer that
+// finds the count where its own last append left it knows the file is as
+// it left it. (Every process sharing a directory must therefore be a
+// build that keeps the count; where mapping is unavailable, every append
+// checks.) A channel's next seq is read from the file's last line under
 // that lock, so seq is dense and in file order whoever appends. An agent
 // is claimed by one holder at a time (flock on locks/{agentId}.lock); only
 // the holder reads the agent's inbound channels, writes its ledger and

@@ -47,31 +47,44 @@ func newChannelFile(dir string, policy FsyncPolicy, maxSeg int64, s *FileStore) 
 var seqPrefix = []byte(`{"seq":0,`)
 
 // append writes env with the channel's next seq and returns the seq and
-// the write's number for waitSync.
-func (c *channelFile) append(env *envelope.Envelope) (uint64, uint64, error) {
-	env.Seq = 0
-	body, err := json.Marshal(env)
-	if err != nil {
-		return 0, 0, fmt.Errorf("encode the envelope: %w", err)
-	}
+// the write's number for waitSync. body, when not nil, is env's encoding
+// with Seq 0 (envelope.AppendJSON). before, when not nil, runs under the
+// channel's locks with the seq the line will get, before it is written;
+// its error cancels the append.
+func (c *channelFile) append(env *envelope.Envelope, body []byte, before func(seq uint64) error) (uint64, uint64, error) {
 	if !bytes.HasPrefix(body, seqPrefix) {
-		return 0, 0, fmt.Errorf("encode the envelope: unexpected form %.20q", body)
+		env.Seq = 0
+		enc := getBuf()
+		defer putBuf(enc)
+		var err error
+		if *enc, err = envelope.AppendJSON((*enc)[:0], env); err != nil {
+			return 0, 0, fmt.Errorf("encode the envelope: %w", err)
+		}
+		body = *enc
 	}
 	body = body[len(seqPrefix):]
+	buf := getBuf()
+	defer putBuf(buf)
+	line := *buf
+	defer func() { *buf = line }()
 	var seq, w uint64
-	err = c.af.locked(func() error {
+	err := c.af.locked(func() error {
 		last, err := c.last()
 		if err != nil {
 			return err
 		}
-		line := make([]byte, 0, len(body)+32)
-		line = append(line, `{"seq":`...)
+		line = append(line[:0], `{"seq":`...)
 		line = strconv.AppendUint(line, last+1, 10)
 		line = append(line, ',')
 		line = append(line, body...)
 		line = append(line, '\n')
 		if c.af.size > 0 && c.af.size+int64(len(line)) > c.maxSeg {
 			if err := c.rotate(last); err != nil {
+				return err
+			}
+		}
+		if before != nil {
+			if err := before(last + 1); err != nil {
 				return err
 			}
 		}

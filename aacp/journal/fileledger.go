@@ -1,13 +1,13 @@
 package journal
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/mcprt/mcprt/core"
@@ -52,27 +52,43 @@ func openLedger(path string, policy FsyncPolicy, log *slog.Logger) (*fileLedger,
 	return l, nil
 }
 
-func encodeRecords(recs []Record) ([]byte, error) {
-	var buf bytes.Buffer
+func encodeRecords(recs []Record) ([]byte, error) { return appendRecords(nil, recs) }
+
+// appendRecords appends the lines of recs to buf.
+func appendRecords(buf []byte, recs []Record) ([]byte, error) {
 	for _, r := range recs {
-		line, err := json.Marshal(r)
-		if err != nil {
-			return nil, fmt.Errorf("encode a %s record: %w", r.Kind, err)
+		var err error
+		if buf, err = appendRecord(buf, r); err != nil {
+			return nil, err
 		}
-		buf.Write(line)
-		buf.WriteByte('\n')
 	}
-	return buf.Bytes(), nil
+	return buf, nil
+}
+
+// bufs holds buffers for the lines of one append.
+var bufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+func getBuf() *[]byte { return bufs.Get().(*[]byte) }
+
+// putBuf returns b to the pool unless it grew large.
+func putBuf(b *[]byte) {
+	if cap(*b) <= 64<<10 {
+		*b = (*b)[:0]
+		bufs.Put(b)
+	}
 }
 
 func (l *fileLedger) Put(ctx context.Context, recs ...Record) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	data, err := encodeRecords(recs)
+	buf := getBuf()
+	defer putBuf(buf)
+	data, err := appendRecords((*buf)[:0], recs)
 	if err != nil {
 		return err
 	}
+	*buf = data
 	// The index changes under the file lock, so that a concurrent
 	// compaction snapshot never misses a record the file already has.
 	err = l.af.locked(func() error {

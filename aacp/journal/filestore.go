@@ -110,6 +110,9 @@ func OpenFile(opts FileOptions) (*FileStore, error) {
 	return s, nil
 }
 
+// Policy is the store's fsync policy.
+func (s *FileStore) Policy() FsyncPolicy { return s.policy }
+
 // Dir is the store's data directory.
 func (s *FileStore) Dir() string { return s.dir }
 
@@ -137,6 +140,11 @@ func (s *FileStore) channel(sender, receiver string) (*channelFile, error) {
 
 // Append implements Store.
 func (s *FileStore) Append(ctx context.Context, env *envelope.Envelope) (uint64, error) {
+	return s.AppendWith(ctx, env, AppendOptions{})
+}
+
+// AppendWith implements Appender.
+func (s *FileStore) AppendWith(ctx context.Context, env *envelope.Envelope, opts AppendOptions) (uint64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -147,7 +155,7 @@ func (s *FileStore) Append(ctx context.Context, env *envelope.Envelope) (uint64,
 	if err != nil {
 		return 0, err
 	}
-	seq, w, err := c.append(env)
+	seq, w, err := c.append(env, opts.Encoded, opts.Before)
 	if err != nil {
 		return 0, err
 	}

@@ -68,6 +68,28 @@ type Store interface {
 	Close() error
 }
 
+// Appender is a Store that appends with options (FileStore does).
+type Appender interface {
+	// AppendWith is Append with opts.
+	AppendWith(ctx context.Context, env *envelope.Envelope, opts AppendOptions) (seq uint64, err error)
+}
+
+// AppendOptions are the options of Appender.AppendWith.
+type AppendOptions struct {
+	// Encoded, when set, is env's encoding with Seq 0, as
+	// envelope.AppendJSON (or Validator.Encode) makes it: the store writes
+	// it, with the seq spliced in, rather than encoding env again.
+	Encoded []byte
+	// Before, when set, is called with the seq the transmission gets,
+	// while the channel is locked (no other writer, in any process, can
+	// append meanwhile) and before the line is written; an error from it
+	// cancels the append (nothing is written) and is returned. A sender
+	// records the transmission, seq included, in its ledger here, in one
+	// write, ahead of the channel line. It must not append to the same
+	// channel.
+	Before func(seq uint64) error
+}
+
 // Inbox reads the channels into one receiver.
 type Inbox interface {
 	// Read calls fn for each complete transmission appended to any

@@ -7,7 +7,7 @@
 //	svc, err := aacptools.New(aacptools.Options{Config: cfg.AACP, Logger: logger})
 //	if err != nil { ... }          // a *core.ConfigError naming the key
 //	defer svc.Close()
-//	err = svc.Register(srv)        // the nine aacp_* tools
+//	err = svc.Register(srv)        // the nine aacp_* tools and aacp://inbox/{agentId}
 //
 // # Identity
 //
@@ -54,6 +54,25 @@
 // than TIMEOUT. It is annotated read-only because it writes nothing:
 // which messages were handed out is kept in memory only (after a restart,
 // unanswered messages are handed out again).
+//
+// # The inbox resource
+//
+// Register also registers the resource template aacp://inbox/{agentId}
+// (unless the server's mode admits no aacp_* tool). Reading
+// aacp://inbox/{agentId} returns, as application/json, the agent's
+// unfinished inbox: {agentId, messages, queued, handedOut, truncated?},
+// where messages are the envelopes (with redelivered? and state "queued"
+// or "handedOut") of the messages waiting for aacp_receive, in the order
+// it would return them, then of those it returned that are not answered
+// yet; at most 100. A read hands nothing out and answers nothing. The
+// agent must be one this process hosts: the own agent (a read registers
+// it, as any aacp_* call does, and opens the journal if no call did) or
+// one registered with aacp_register_agent; any other id, and an unusable
+// one, is -32002 (NOT_FOUND) saying which. A session subscribed to an
+// inbox (resources/subscribe) gets notifications/resources/updated for
+// it whenever a new message for that agent arrives, from any process;
+// handing out and answering send none. completion/complete proposes the
+// own agent and the registered agents for agentId.
 //
 // # Errors
 //

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/mcprt/mcprt/aacp/envelope"
 	"github.com/mcprt/mcprt/aacp/journal"
 	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/mcp"
 )
 
 // Options configures a Service.
@@ -39,10 +41,13 @@ type Service struct {
 	bopts     broker.Options
 	open      func(broker.Options) (*broker.Broker, error)
 
-	mu     sync.Mutex
-	b      *broker.Broker // guarded by mu: nil until first use
-	closed bool           // guarded by mu
-	own    bool           // guarded by mu: the own agent is registered
+	notify *notifier
+
+	mu      sync.Mutex
+	b       *broker.Broker // guarded by mu: nil until first use
+	closed  bool           // guarded by mu
+	own     bool           // guarded by mu: the own agent is registered
+	servers []*mcp.Server  // guarded by mu: where the inbox resource is registered
 }
 
 // New returns a Service for opts. It opens nothing: the broker (and so the
@@ -82,6 +87,12 @@ func New(opts Options) (*Service, error) {
 	if s.open == nil {
 		s.open = broker.Open
 	}
+	s.notify = newNotifier(func() []*mcp.Server {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return slices.Clone(s.servers)
+	})
+	s.bopts.OnInbox = s.notify.changed
 	return s, nil
 }
 
@@ -226,9 +237,12 @@ func (s *Service) Close() error {
 	s.closed = true
 	s.mu.Unlock()
 	if b == nil {
+		s.notify.close()
 		return nil
 	}
-	if err := b.Close(); err != nil {
+	err := b.Close()
+	s.notify.close() // after the broker: nothing calls it any more
+	if err != nil {
 		return fmt.Errorf("close agent messaging: %w", err)
 	}
 	return nil

@@ -94,10 +94,13 @@ const receiveTimeout = broker.MaxWait + 5*time.Second
 // rather than TIMEOUT.
 const deadlineMargin = 250 * time.Millisecond
 
-// Register registers the aacp_* tools on srv. A tool the server's mode
-// does not admit (mode READONLY keeps the read-only ones, MINIMAL none) is
-// skipped; any other registration error fails Register, naming the tool.
+// Register registers the aacp_* tools on srv and, when the server's mode
+// admits any of them, the inbox resource template (InboxTemplate). A tool
+// the mode does not admit (mode READONLY keeps the read-only ones, MINIMAL
+// none) is skipped; any other registration error fails Register, naming
+// the tool. Registering opens nothing.
 func (s *Service) Register(srv *mcp.Server) error {
+	admitted := false
 	for _, add := range []func(*mcp.Server) error{
 		func(srv *mcp.Server) error {
 			return mcp.AddTypedTool(srv, mcp.Tool{
@@ -202,9 +205,17 @@ func (s *Service) Register(srv *mcp.Server) error {
 			}, s.requeueTool)
 		},
 	} {
-		if err := add(srv); err != nil && !errors.Is(err, mcp.ErrNotAdmitted) {
+		err := add(srv)
+		if err != nil && !errors.Is(err, mcp.ErrNotAdmitted) {
 			return fmt.Errorf("aacptools: %w", err)
 		}
+		admitted = admitted || err == nil
+	}
+	if !admitted {
+		return nil // no aacp tool here (mode MINIMAL): no inbox resource either
+	}
+	if err := s.addInboxResource(srv); err != nil {
+		return fmt.Errorf("aacptools: the inbox resource: %w", err)
 	}
 	return nil
 }
