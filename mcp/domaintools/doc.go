@@ -22,6 +22,16 @@
 //     Exit queues the event on the Recorder's bounded queue (a full queue
 //     drops and counts). Only calls that passed input validation reach an
 //     audit sink, so only they are traced.
+//   - Register also adds read-only application/json resources, each only
+//     when the tool it mirrors was admitted: memory://entries (memory_list)
+//     and memory://entries/{namespace}/{key} (memory_retrieve),
+//     sessions://active and sessions://id/{id}, policies:// and
+//     policies://id/{id}, and, with tracing on, traces://recent and
+//     traces://id/{traceId}. An unknown or invalid id is NOT_FOUND (-32002).
+//     Template variables complete from live data (at most 100 values).
+//     The prompts search_memory {query} (with memory_search) and
+//     analyze_trace {traceId} (with trace_analyze and tracing on) ask the
+//     model to call those tools. Nothing is read at registration.
 //   - Close writes what is queued and closes the store.
 //   - Config holds the store, guard and trace sections; LoadConfig loads
 //     them with mcprt's base sections through one core.Loader, so their

@@ -130,7 +130,9 @@ func (d *Domain) Close(ctx context.Context) error {
 
 // Register registers the memory_*, session_*, guard_* and trace_* tools on
 // srv. A tool the server's mode does not admit is skipped (READONLY keeps
-// the read-only ones, MINIMAL none). Call it before serving.
+// the read-only ones, MINIMAL none). It also registers the read-only
+// resources and the prompts whose tools were admitted (see the package
+// documentation). Call it before serving.
 func (d *Domain) Register(srv *mcp.Server) error {
 	specs := map[string]toolspec.Spec{}
 	for _, list := range [][]toolspec.Spec{memory.ToolSpecs(), session.ToolSpecs(), guard.ToolSpecs(), trace.ToolSpecs()} {
@@ -173,6 +175,12 @@ func (d *Domain) Register(srv *mcp.Server) error {
 			}
 		}
 	}
+	if r.err == nil {
+		r.err = d.registerResources(srv, r.admitted)
+	}
+	if r.err == nil {
+		r.err = d.registerPrompts(srv, r.admitted)
+	}
 	return r.err
 }
 
@@ -181,7 +189,9 @@ type registrar struct {
 	srv   *mcp.Server
 	specs map[string]toolspec.Spec
 	done  map[string]bool
-	err   error
+	// admitted holds the tools the server's mode let in.
+	admitted map[string]bool
+	err      error
 }
 
 // add registers the domain handler h under the spec called name.
@@ -190,7 +200,7 @@ func add[In, Out any](r *registrar, name string, h func(context.Context, In) (Ou
 		return
 	}
 	if r.done == nil {
-		r.done = map[string]bool{}
+		r.done, r.admitted = map[string]bool{}, map[string]bool{}
 	}
 	spec, ok := r.specs[name]
 	if !ok {
@@ -201,7 +211,10 @@ func add[In, Out any](r *registrar, name string, h func(context.Context, In) (Ou
 	err := mcp.AddTypedTool(r.srv, Tool(spec), func(ctx context.Context, _ *mcp.CallToolRequest, in In) (Out, error) {
 		return h(ctx, in)
 	})
-	if err != nil && !errors.Is(err, mcp.ErrNotAdmitted) {
+	switch {
+	case err == nil:
+		r.admitted[name] = true
+	case !errors.Is(err, mcp.ErrNotAdmitted):
 		r.err = fmt.Errorf("domaintools: register tool %q: %w", name, err)
 	}
 }
