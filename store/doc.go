@@ -31,9 +31,10 @@
 // in Unix nanoseconds; rev, a write counter that orders equal times) and
 // its FTS5 index memory_fts (same rowid; body = memory.IndexText of the
 // value); sessions, session_participants (ord keeps join order) and
-// session_policies; trace_events, one row per finished tool call, indexed
-// by trace and by session (run ids are UUIDs and not re-checked: a batch
-// insert pays for one index, not three).
+// session_policies; trace_batches, one row per batch of finished tool
+// calls (its events as a compact binary blob, with its time span and the
+// lists of trace and session ids it holds, so a write costs one row, not
+// one per call; reads decode the batches they select).
 //
 // # Example
 //

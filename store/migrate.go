@@ -88,6 +88,31 @@ var migrations = []migration{
 		`CREATE INDEX trace_events_trace ON trace_events (trace_id, started_at, id)`,
 		`CREATE INDEX trace_events_session ON trace_events (session_id, started_at, id) WHERE session_id <> ''`,
 	}},
+	{4, "trace events in batches: one row per written batch, events in a binary blob", []string{
+		`CREATE TABLE trace_batches (
+			id       INTEGER PRIMARY KEY, -- write order: breaks ties of started_at with the index in the batch
+			first_at INTEGER NOT NULL,    -- earliest and latest started_at, Unix nanoseconds, UTC
+			last_at  INTEGER NOT NULL,
+			events   INTEGER NOT NULL,
+			traces   TEXT    NOT NULL,    -- distinct trace ids, each between newlines
+			sessions TEXT    NOT NULL,    -- distinct non-empty session ids, each between newlines
+			data     BLOB    NOT NULL     -- the events (store.encodeBatch), or JSON for rows migrated below
+		)`,
+		// The events of version 3 move, 256 at a time in id order, into
+		// batches whose data is a JSON array of [run_id, trace_id,
+		// correlation_id, parent_id, tool, started_at, duration_ns, outcome,
+		// success, error_code, error_message, session_id, server_id, args,
+		// result, id] (store.decodeLegacy).
+		`INSERT INTO trace_batches (first_at, last_at, events, traces, sessions, data)
+			SELECT MIN(started_at), MAX(started_at), COUNT(*),
+				char(10) || group_concat(trace_id, char(10)) || char(10),
+				char(10) || group_concat(session_id, char(10)) || char(10),
+				json_group_array(json_array(run_id, trace_id, correlation_id, parent_id, tool, started_at, duration_ns,
+					outcome, success, error_code, error_message, session_id, server_id, args, result, id))
+			FROM (SELECT *, (ROW_NUMBER() OVER (ORDER BY id) - 1) / 256 AS grp FROM trace_events)
+			GROUP BY grp ORDER BY grp`,
+		`DROP TABLE trace_events`,
+	}},
 }
 
 // SchemaVersion is the schema version this build writes.

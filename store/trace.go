@@ -1,16 +1,24 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
-	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcprt/mcprt/domain/trace"
 )
 
-// Traces is the SQLite trace.Store: one trace_events row per event.
+// Traces is the SQLite trace.Store. Each Append stores its batch as ONE
+// trace_batches row: the events encoded in a compact binary blob, with the
+// batch's time span, its event count and the newline-framed lists of its
+// distinct trace and session ids (the keys trace_get and trace_by_session
+// look for with instr before decoding). An event's order is (started_at,
+// batch id, index in the batch), as (started_at, id) was with one row per
+// event. Reads decode the blobs; writes cost one row per batch.
 type Traces struct{ db *DB }
 
 var _ trace.Store = (*Traces)(nil)
@@ -18,171 +26,299 @@ var _ trace.Store = (*Traces)(nil)
 // Traces returns the trace.Store of d.
 func (d *DB) Traces() *Traces { return &Traces{db: d} }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
+// maxBatchEvents bounds the events of one trace_batches row.
+const maxBatchEvents = 1024
 
-func nullJSON(b []byte) any {
-	if b == nil {
-		return nil
-	}
-	return string(b)
-}
+// keySep frames the ids of a batch's traces and sessions columns. An id
+// that contains it can only make instr match a batch that is then decoded
+// and filtered exactly: never miss one.
+const keySep = "\n"
 
-// appendRows is how many events one INSERT statement carries.
-const appendRows = 32
+// batchV1 is the first byte of a binary batch; a legacy batch (migrated
+// from trace_events) is a JSON array and starts with '['.
+const batchV1 = 1
+
+// Event flags of the binary encoding.
+const (
+	flagSuccess = 1 << iota
+	flagArgs
+	flagResult
+	flagPath // TraceID and ParentID are trace.Path(CorrelationID)
+	flagUUID // RunID is stored as the 16 bytes of a UUID
+)
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 
 // Append implements trace.Store. Run ids are unique by construction (UUID
-// v4 per call), so they are not checked: an index on them would cost every
-// insert more than the rest of the row.
+// v4 per call), so they are not checked.
 func (t *Traces) Append(ctx context.Context, events []trace.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
 	return t.db.write(ctx, func(conn *sql.Conn) error {
-		const cols = 15
-		args := make([]any, 0, appendRows*cols)
-		for start := 0; start < len(events); start += appendRows {
-			chunk := events[start:min(start+appendRows, len(events))]
-			args = args[:0]
-			for _, e := range chunk {
-				args = append(args, e.RunID, e.TraceID, e.CorrelationID, e.ParentID, e.Tool,
-					nanos(e.Start), int64(e.Duration), e.Outcome, boolInt(e.Success), e.ErrorCode, e.ErrorMessage,
-					e.SessionID, e.ServerID, nullJSON(e.Args), nullJSON(e.Result))
-			}
-			if _, err := conn.ExecContext(ctx, insertEvents(len(chunk)), args...); err != nil {
-				return storeError(ctx, fmt.Sprintf("inserting %d trace events", len(chunk)), err)
+		for start := 0; start < len(events); start += maxBatchEvents {
+			chunk := events[start:min(start+maxBatchEvents, len(events))]
+			if err := insertBatch(ctx, conn, bp, chunk); err != nil {
+				return err
 			}
 		}
 		return nil
 	})
 }
 
-// insertEvents returns the INSERT statement for n events (cached by
-// database/sql's statement text, so building it is the only cost).
-func insertEvents(n int) string {
-	var b strings.Builder
-	b.WriteString(`INSERT INTO trace_events (run_id, trace_id, correlation_id, parent_id, tool, started_at, duration_ns,
-		outcome, success, error_code, error_message, session_id, server_id, args, result) VALUES `)
-	for i := range n {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString("(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
+// insertBatch stores events (at least one) as one trace_batches row.
+func insertBatch(ctx context.Context, conn querier, bp *[]byte, events []trace.Event) error {
+	data, first, last := encodeBatch((*bp)[:0], events)
+	*bp = data
+	traces, sessions := batchKeys(events)
+	if _, err := conn.ExecContext(ctx, `INSERT INTO trace_batches (first_at, last_at, events, traces, sessions, data) VALUES (?,?,?,?,?,?)`,
+		first, last, len(events), traces, sessions, data); err != nil {
+		return storeError(ctx, "inserting a batch of trace events", err)
 	}
-	return b.String()
+	return nil
+}
+
+// eachBatch calls fn with every batch the query (id, data) returns.
+func eachBatch(ctx context.Context, q querier, doing, query string, fn func(id int64, data []byte) error, args ...any) error {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return storeError(ctx, doing, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var data []byte
+		if err := rows.Scan(&id, &data); err != nil {
+			return storeError(ctx, doing, err)
+		}
+		if err := fn(id, data); err != nil {
+			return storeError(ctx, doing, err)
+		}
+	}
+	return storeError2(ctx, doing, rows.Err())
+}
+
+// traceAgg accumulates one trace of List.
+type traceAgg struct {
+	id               string
+	first, end, last int64
+	events, failures int
+	root             string
+	hasTool          bool
 }
 
 // List implements trace.Store.
 func (t *Traces) List(ctx context.Context, q trace.ListQuery) (out []trace.Summary, total int, err error) {
-	where, having := "1", ""
-	var args []any
-	if q.Tool != "" {
-		where = "trace_id IN (SELECT trace_id FROM trace_events WHERE tool = ?)"
-		args = append(args, q.Tool)
-	}
-	switch q.Status {
-	case trace.StatusSuccess:
-		having = " HAVING SUM(1 - success) = 0"
-	case trace.StatusFailure:
-		having = " HAVING SUM(1 - success) > 0"
-	}
-	group := `SELECT trace_id, MIN(started_at) AS first, MAX(started_at + duration_ns), COUNT(*), SUM(1 - success), MAX(started_at) AS last
-		FROM trace_events WHERE ` + where + ` GROUP BY trace_id` + having
+	const doing = "listing traces"
+	aggs := map[string]*traceAgg{}
 	err = t.db.read(ctx, func(tx *sql.Tx) error {
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM (`+group+`)`, args...).Scan(&total); err != nil {
-			return storeError(ctx, "counting traces", err)
-		}
-		rows, err := tx.QueryContext(ctx, `SELECT g.*, (SELECT tool FROM trace_events f WHERE f.trace_id = g.trace_id ORDER BY started_at, id LIMIT 1)
-			FROM (`+group+`) g ORDER BY last DESC, trace_id LIMIT ?`, append(args, q.Limit)...)
-		if err != nil {
-			return storeError(ctx, "listing traces", err)
-		}
-		defer rows.Close()
-		out = []trace.Summary{}
-		for rows.Next() {
-			var s trace.Summary
-			var first, end, last int64
-			if err := rows.Scan(&s.TraceID, &first, &end, &s.Events, &s.Failures, &last, &s.RootTool); err != nil {
-				return storeError(ctx, "listing traces", err)
-			}
-			s.Start, s.End = fromNanos(first), fromNanos(end)
-			out = append(out, s)
-		}
-		return storeError2(ctx, "listing traces", rows.Err())
+		return eachBatch(ctx, tx, doing, `SELECT id, data FROM trace_batches ORDER BY id`, func(_ int64, data []byte) error {
+			return eachEvent(data, func(_ int, r *rawEvent) {
+				a := aggs[string(r.str[fTrace])]
+				end := r.start + r.dur
+				if a == nil {
+					a = &traceAgg{id: string(r.str[fTrace]), first: r.start, end: end, last: r.start, root: string(r.str[fTool])}
+					aggs[a.id] = a
+				} else {
+					if r.start < a.first { // equal starts: the earlier row's tool stays the root
+						a.first, a.root = r.start, string(r.str[fTool])
+					}
+					a.end, a.last = max(a.end, end), max(a.last, r.start)
+				}
+				a.events++
+				if r.flags&flagSuccess == 0 {
+					a.failures++
+				}
+				if q.Tool != "" && string(r.str[fTool]) == q.Tool {
+					a.hasTool = true
+				}
+			})
+		})
 	})
-	return out, total, err
+	if err != nil {
+		return nil, 0, err
+	}
+	match := make([]*traceAgg, 0, len(aggs))
+	for _, a := range aggs {
+		switch {
+		case q.Tool != "" && !a.hasTool:
+		case q.Status == trace.StatusSuccess && a.failures > 0:
+		case q.Status == trace.StatusFailure && a.failures == 0:
+		default:
+			match = append(match, a)
+		}
+	}
+	slices.SortFunc(match, func(x, y *traceAgg) int {
+		if c := cmp.Compare(y.last, x.last); c != 0 {
+			return c
+		}
+		return strings.Compare(x.id, y.id)
+	})
+	out = make([]trace.Summary, 0, min(len(match), max(q.Limit, 0)))
+	for _, a := range match[:min(len(match), max(q.Limit, 0))] {
+		out = append(out, trace.Summary{TraceID: a.id, RootTool: a.root, Start: fromNanos(a.first), End: fromNanos(a.end),
+			Events: a.events, Failures: a.failures})
+	}
+	return out, len(match), nil
 }
 
-const eventColumns = `run_id, trace_id, correlation_id, parent_id, tool, started_at, duration_ns, outcome, success,
-	error_code, error_message, session_id, server_id, args, result`
-
-// events runs a query over eventColumns and returns at most limit events
-// and whether there were more (the query must ask for limit+1).
-func (t *Traces) events(ctx context.Context, doing string, limit int, query string, args ...any) (out []trace.Event, more bool, err error) {
+// events returns, in start order, at most limit of the events that keep
+// accepts among the batches whose column (traces or sessions) frames key,
+// and whether there were more.
+func (t *Traces) events(ctx context.Context, doing, column, key string, limit int, keep func(r *rawEvent) bool) (out []trace.Event, more bool, err error) {
+	out = []trace.Event{}
 	err = t.db.read(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, query, append(args, limit+1)...)
-		if err != nil {
-			return storeError(ctx, doing, err)
-		}
-		defer rows.Close()
-		out = []trace.Event{}
-		for rows.Next() {
-			if len(out) == limit {
-				more = true
-				break
-			}
-			var e trace.Event
-			var start, dur int64
-			var success int
-			var a, r sql.NullString
-			if err := rows.Scan(&e.RunID, &e.TraceID, &e.CorrelationID, &e.ParentID, &e.Tool, &start, &dur, &e.Outcome, &success,
-				&e.ErrorCode, &e.ErrorMessage, &e.SessionID, &e.ServerID, &a, &r); err != nil {
-				return storeError(ctx, doing, err)
-			}
-			e.Start, e.Duration, e.Success = fromNanos(start), time.Duration(dur), success != 0
-			if a.Valid {
-				e.Args = []byte(a.String)
-			}
-			if r.Valid {
-				e.Result = []byte(r.String)
-			}
-			out = append(out, e)
-		}
-		return storeError2(ctx, doing, rows.Err())
+		return eachBatch(ctx, tx, doing, `SELECT id, data FROM trace_batches WHERE instr(`+column+`, ?) > 0 ORDER BY id`,
+			func(_ int64, data []byte) error {
+				return eachEvent(data, func(_ int, r *rawEvent) {
+					if keep(r) {
+						out = append(out, r.event())
+					}
+				})
+			}, keySep+key+keySep)
 	})
-	return out, more, err
+	if err != nil {
+		return nil, false, err
+	}
+	// Stable: equal starts keep the storage order (batch id, then index).
+	slices.SortStableFunc(out, func(x, y trace.Event) int { return x.Start.Compare(y.Start) })
+	if limit >= 0 && len(out) > limit {
+		out, more = out[:limit], true
+	}
+	return out, more, nil
 }
 
 // Events implements trace.Store.
 func (t *Traces) Events(ctx context.Context, traceID string, limit int) ([]trace.Event, bool, error) {
-	return t.events(ctx, "reading trace "+traceID, limit,
-		`SELECT `+eventColumns+` FROM trace_events WHERE trace_id = ? ORDER BY started_at, id LIMIT ?`, traceID)
+	return t.events(ctx, "reading trace "+traceID, "traces", traceID, limit,
+		func(r *rawEvent) bool { return string(r.str[fTrace]) == traceID })
 }
 
 // BySession implements trace.Store.
 func (t *Traces) BySession(ctx context.Context, sessionID string, limit int) ([]trace.Event, bool, error) {
-	return t.events(ctx, "reading the trace events of session "+sessionID, limit,
-		`SELECT `+eventColumns+` FROM trace_events WHERE session_id = ? AND session_id <> '' ORDER BY started_at, id LIMIT ?`, sessionID)
+	if sessionID == "" {
+		return []trace.Event{}, false, nil
+	}
+	return t.events(ctx, "reading the trace events of session "+sessionID, "sessions", sessionID, limit,
+		func(r *rawEvent) bool { return string(r.str[fSession]) == sessionID })
+}
+
+// storedBatch is a batch read for rewriting.
+type storedBatch struct {
+	id   int64
+	data []byte
+}
+
+// readBatches returns the (id, data) batches a query selects.
+func readBatches(ctx context.Context, conn *sql.Conn, doing, query string, args ...any) ([]storedBatch, error) {
+	var out []storedBatch
+	err := eachBatch(ctx, conn, doing, query, func(id int64, data []byte) error {
+		out = append(out, storedBatch{id, data})
+		return nil
+	}, args...)
+	return out, err
+}
+
+// rewrite deletes the events of b that drop selects: the batch row is
+// updated in place (keeping its id, so the order of what stays) or
+// deleted when nothing stays. It returns how many events it deleted.
+func rewrite(ctx context.Context, conn *sql.Conn, b storedBatch, drop func(i int, r *rawEvent) bool) (int, error) {
+	var kept []trace.Event
+	deleted := 0
+	if err := eachEvent(b.data, func(i int, r *rawEvent) {
+		if drop(i, r) {
+			deleted++
+		} else {
+			kept = append(kept, r.event())
+		}
+	}); err != nil {
+		return 0, storeError(ctx, "pruning trace events", err)
+	}
+	var err error
+	switch {
+	case deleted == 0:
+	case len(kept) == 0:
+		_, err = conn.ExecContext(ctx, `DELETE FROM trace_batches WHERE id = ?`, b.id)
+	default:
+		data, first, last := encodeBatch(nil, kept)
+		traces, sessions := batchKeys(kept)
+		_, err = conn.ExecContext(ctx, `UPDATE trace_batches SET first_at = ?, last_at = ?, events = ?, traces = ?, sessions = ?, data = ? WHERE id = ?`,
+			first, last, len(kept), traces, sessions, data, b.id)
+	}
+	if err != nil {
+		return 0, storeError(ctx, "pruning trace events", err)
+	}
+	return deleted, nil
+}
+
+// eventKey orders events as reads do: start, then batch id, then index.
+type eventKey struct {
+	start, batch int64
+	idx          int
 }
 
 // Prune implements trace.Store.
 func (t *Traces) Prune(ctx context.Context, cutoff time.Time, keep int) (deleted int, err error) {
 	err = t.db.write(ctx, func(conn *sql.Conn) error {
-		res, err := conn.ExecContext(ctx, `DELETE FROM trace_events WHERE started_at < ?`, nanos(cutoff))
-		if err != nil {
+		deleted = 0
+		c := nanos(cutoff)
+		var n int
+		if err := conn.QueryRowContext(ctx, `SELECT COALESCE(SUM(events), 0) FROM trace_batches WHERE last_at < ?`, c).Scan(&n); err != nil {
+			return storeError(ctx, "counting old trace events", err)
+		}
+		if _, err := conn.ExecContext(ctx, `DELETE FROM trace_batches WHERE last_at < ?`, c); err != nil {
 			return storeError(ctx, "deleting old trace events", err)
 		}
-		n, _ := res.RowsAffected()
-		res, err = conn.ExecContext(ctx, `DELETE FROM trace_events WHERE id IN (SELECT id FROM trace_events ORDER BY started_at DESC, id DESC LIMIT -1 OFFSET ?)`, keep)
+		deleted += n
+		straddling, err := readBatches(ctx, conn, "reading old trace events", `SELECT id, data FROM trace_batches WHERE first_at < ?`, c)
 		if err != nil {
-			return storeError(ctx, "deleting trace events beyond the retention count", err)
+			return err
 		}
-		m, _ := res.RowsAffected()
-		deleted = int(n + m)
+		for _, b := range straddling {
+			n, err := rewrite(ctx, conn, b, func(_ int, r *rawEvent) bool { return r.start < c })
+			if err != nil {
+				return err
+			}
+			deleted += n
+		}
+		var total int
+		if err := conn.QueryRowContext(ctx, `SELECT COALESCE(SUM(events), 0) FROM trace_batches`).Scan(&total); err != nil {
+			return storeError(ctx, "counting trace events", err)
+		}
+		if total <= keep {
+			return nil
+		}
+		all, err := readBatches(ctx, conn, "reading trace events", `SELECT id, data FROM trace_batches ORDER BY id`)
+		if err != nil {
+			return err
+		}
+		keys := make([]eventKey, 0, total)
+		for _, b := range all {
+			if err := eachEvent(b.data, func(i int, r *rawEvent) { keys = append(keys, eventKey{r.start, b.id, i}) }); err != nil {
+				return storeError(ctx, "reading trace events", err)
+			}
+		}
+		slices.SortFunc(keys, func(x, y eventKey) int {
+			return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(x.batch, y.batch), cmp.Compare(x.idx, y.idx))
+		})
+		drop := map[int64]map[int]bool{}
+		for _, k := range keys[:max(len(keys)-max(keep, 0), 0)] {
+			if drop[k.batch] == nil {
+				drop[k.batch] = map[int]bool{}
+			}
+			drop[k.batch][k.idx] = true
+		}
+		for _, b := range all {
+			if d := drop[b.id]; d != nil {
+				n, err := rewrite(ctx, conn, b, func(i int, _ *rawEvent) bool { return d[i] })
+				if err != nil {
+					return err
+				}
+				deleted += n
+			}
+		}
 		return nil
 	})
 	return deleted, err
@@ -190,16 +326,26 @@ func (t *Traces) Prune(ctx context.Context, cutoff time.Time, keep int) (deleted
 
 // Stats implements trace.Store.
 func (t *Traces) Stats(ctx context.Context) (st trace.Stats, err error) {
+	const doing = "counting trace events"
 	err = t.db.read(ctx, func(tx *sql.Tx) error {
 		var oldest, newest sql.NullInt64
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*), COUNT(DISTINCT trace_id), MIN(started_at), MAX(started_at) FROM trace_events`).
-			Scan(&st.Events, &st.Traces, &oldest, &newest); err != nil {
-			return storeError(ctx, "counting trace events", err)
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(events), 0), MIN(first_at), MAX(last_at) FROM trace_batches`).
+			Scan(&st.Events, &oldest, &newest); err != nil {
+			return storeError(ctx, doing, err)
 		}
 		if oldest.Valid {
 			st.Oldest, st.Newest = fromNanos(oldest.Int64), fromNanos(newest.Int64)
 		}
-		return nil
+		ids := map[string]struct{}{}
+		err := eachBatch(ctx, tx, doing, `SELECT id, data FROM trace_batches`, func(_ int64, data []byte) error {
+			return eachEvent(data, func(_ int, r *rawEvent) {
+				if _, ok := ids[string(r.str[fTrace])]; !ok {
+					ids[string(r.str[fTrace])] = struct{}{}
+				}
+			})
+		})
+		st.Traces = len(ids)
+		return err
 	})
 	return st, err
 }
