@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcprt/mcprt/domain/internal/check"
 	"strings"
 	"time"
 
@@ -45,7 +46,7 @@ func ToolSpecs() []toolspec.Spec {
 	}
 }
 
-func stamp(t time.Time) string { return t.UTC().Format(TimeFormat) }
+func stamp(t time.Time) string { return check.Stamp(t) }
 
 // StoreInput is the input of memory_store.
 type StoreInput struct {

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"github.com/mcprt/mcprt/domain/internal/check"
 	"time"
 
 	"github.com/mcprt/mcprt/domain/toolspec"
@@ -36,12 +37,7 @@ func ToolSpecs() []toolspec.Spec {
 	}
 }
 
-func stamp(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(TimeFormat)
-}
+func stamp(t time.Time) string { return check.Stamp(t) }
 
 // CreateInput is the input of session_create.
 type CreateInput struct {

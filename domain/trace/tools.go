@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcprt/mcprt/domain/internal/check"
 	"strings"
 	"time"
 
@@ -14,12 +15,7 @@ import (
 // nanoseconds).
 const TimeFormat = time.RFC3339Nano
 
-func stamp(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(TimeFormat)
-}
+func stamp(t time.Time) string { return check.Stamp(t) }
 
 // Tools holds the typed handlers of the trace_* MCP tools, each a
 // func(ctx, In) (Out, error) ready for mcp.AddTypedTool.

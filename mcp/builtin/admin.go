@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/mcprt/mcprt/internal/jsontext"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/mcprt/mcprt/aacp"
 	"github.com/mcprt/mcprt/core"
@@ -246,15 +246,6 @@ func validToolName(name string) bool {
 	return true
 }
 
-// clip shortens a client-supplied string for an error message.
-func clip(s string) string {
-	const max = maxToolNameLen
-	if len(s) <= max {
-		return s
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
-}
+// clip shortens a client-supplied string for an error message, never
+// inside a character.
+func clip(s string) string { return core.Clip(s, jsontext.MaxEcho) }

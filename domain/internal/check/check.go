@@ -8,11 +8,21 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/mcprt/mcprt/core"
 )
+
+// Stamp formats t as the domains write times: RFC 3339 with nanoseconds,
+// UTC; the zero time is "".
+func Stamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
 
 // Invalid returns an INVALID_ARGUMENT error about field.
 func Invalid(field, format string, args ...any) *core.Error {
