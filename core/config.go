@@ -19,6 +19,18 @@ type Config struct {
 	Logging   LoggingConfig   `json:"logging"`   // stderr logging
 	Security  SecurityConfig  `json:"security"`  // feature switches that widen the attack surface
 	AACP      AACPConfig      `json:"aacp"`      // agents and agent-to-agent messaging
+	Stateless StatelessConfig `json:"stateless"` // requests of the stateless revision (2026-07-28)
+}
+
+// StatelessConfig is the "stateless" section: how the server answers
+// requests of the stateless protocol revision, which carry their protocol
+// version and client capabilities in _meta instead of a session.
+type StatelessConfig struct {
+	RequestStateKeyEnvVar string `json:"requestStateKeyEnvVar" config:"envvar" help:"Environment variable that holds the key (at least 32 bytes) that signs requestState, shared by every replica of one deployment; empty means a random key per process (state from another process is refused)."`
+	RequestStateTTLMs     int    `json:"requestStateTtlMs" config:"min=1000" help:"How long a requestState handed to a client stays valid, in milliseconds; an older one is refused."`
+	ListTTLMs             int    `json:"listTtlMs" config:"min=0" help:"The ttlMs caching hint on tools/list, prompts/list, resources/list, resources/templates/list and server/discover results, in milliseconds (0: re-fetch every time)."`
+	ReadTTLMs             int    `json:"readTtlMs" config:"min=0" help:"The ttlMs caching hint on resources/read results, in milliseconds (0: re-fetch every time)."`
+	CacheScope            string `json:"cacheScope" config:"enum=private|public" help:"The cacheScope caching hint: private (a cache may reuse a result only for the same credentials) or public."`
 }
 
 // ServerConfig is the "server" section of the configuration.
@@ -191,6 +203,7 @@ func DefaultConfig(version string) Config {
 		},
 		AACP: AACPConfig{DefaultTTLMs: 86400000, DataDir: ".mcprt", AgentType: "AdHoc", Fsync: "always",
 			MaxRetries: 3, RetryBaseMs: 1000},
+		Stateless: StatelessConfig{RequestStateTTLMs: 600000, CacheScope: "private"},
 	}
 }
 

@@ -40,9 +40,9 @@ func TestConfigInvalid(t *testing.T) {
 	}{
 		// Unknown keys in the file.
 		{"unknown top-level key", `{"serverr":{}}`, nil, ConfigError{Key: "serverr", Value: "{}", Source: "file", Reason: "unknown key",
-			Allowed: "one of server, transport, tools, resources, logging, security, aacp; did you mean server?"}},
+			Allowed: "one of server, transport, tools, resources, logging, security, aacp, stateless; did you mean server?"}},
 		{"unknown top-level key, no suggestion", `{"x":[1, 2]}`, nil, ConfigError{Key: "x", Value: "[1,2]", Source: "file", Reason: "unknown key",
-			Allowed: "one of server, transport, tools, resources, logging, security, aacp"}},
+			Allowed: "one of server, transport, tools, resources, logging, security, aacp, stateless"}},
 		{"unknown nested key, wrong case", `{"server":{"Name":"x"}}`, nil, ConfigError{Key: "server.Name", Value: `"x"`, Source: "file",
 			Reason: "unknown key", Allowed: "one of " + serverKeys + "; did you mean name?"}},
 		{"unknown deeply nested key", `{"tools":{"adminPolicy":{"mod":"token"}}}`, nil, ConfigError{Key: "tools.adminPolicy.mod",

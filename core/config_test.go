@@ -81,6 +81,7 @@ func TestDefaultConfig(t *testing.T) {
 		Security: SecurityConfig{DynamicRegistrationEnabled: false, AllowArbitraryCodeTools: false},
 		AACP: AACPConfig{DefaultTTLMs: 86400000, DataDir: ".mcprt", AgentID: "", AgentType: "AdHoc", Fsync: "always",
 			AckTimeoutMs: 0, MaxRetries: 3, RetryBaseMs: 1000},
+		Stateless: StatelessConfig{RequestStateKeyEnvVar: "", RequestStateTTLMs: 600000, ListTTLMs: 0, ReadTTLMs: 0, CacheScope: "private"},
 	}
 	if got := DefaultConfig("1.2.3"); !reflect.DeepEqual(got, want) {
 		t.Errorf("DefaultConfig = %+v, want %+v", got, want)
@@ -155,6 +156,11 @@ var keyCases = []struct {
 	{"aacp.ackTimeoutMs", `250`, "250", func(c *Config) { c.AACP.AckTimeoutMs = 250 }},
 	{"aacp.maxRetries", `0`, "0", func(c *Config) { c.AACP.MaxRetries = 0 }},
 	{"aacp.retryBaseMs", `16`, "16", func(c *Config) { c.AACP.RetryBaseMs = 16 }},
+	{"stateless.requestStateKeyEnvVar", `"STATE_KEY"`, "STATE_KEY", func(c *Config) { c.Stateless.RequestStateKeyEnvVar = "STATE_KEY" }},
+	{"stateless.requestStateTtlMs", `5000`, "5000", func(c *Config) { c.Stateless.RequestStateTTLMs = 5000 }},
+	{"stateless.listTtlMs", `60000`, "60000", func(c *Config) { c.Stateless.ListTTLMs = 60000 }},
+	{"stateless.readTtlMs", `1000`, "1000", func(c *Config) { c.Stateless.ReadTTLMs = 1000 }},
+	{"stateless.cacheScope", `"public"`, "public", func(c *Config) { c.Stateless.CacheScope = "public" }},
 }
 
 func TestConfigEachKey(t *testing.T) {
@@ -198,7 +204,8 @@ func TestConfigAllKeysInOneFile(t *testing.T) {
 	"logging":{"level":"debug","redactKeys":["jwt"," x y "],"maxBufferBytes":82},
 	"security":{"dynamicRegistrationEnabled":true,"allowArbitraryCodeTools":false},
 	"aacp":{"defaultTtlMs":9007199254740991,"dataDir":"/var/lib/mcprt","agentId":"manager_001","agentType":"Manager","fsync":"batch",
-	  "ackTimeoutMs":250,"maxRetries":0,"retryBaseMs":16}}`
+	  "ackTimeoutMs":250,"maxRetries":0,"retryBaseMs":16},
+	"stateless":{"requestStateKeyEnvVar":"STATE_KEY","requestStateTtlMs":5000,"listTtlMs":60000,"readTtlMs":1000,"cacheScope":"public"}}`
 	want := DefaultConfig("v1")
 	for _, tc := range keyCases {
 		tc.want(&want)
@@ -293,6 +300,11 @@ func TestEnvName(t *testing.T) {
 		"tools.adminRegistrationEnabled":      "MCPRT_TOOLS_ADMIN_REGISTRATION_ENABLED",
 		"tools.adminPolicy.mode":              "MCPRT_TOOLS_ADMIN_POLICY_MODE",
 		"tools.adminPolicy.tokenEnvVar":       "MCPRT_TOOLS_ADMIN_POLICY_TOKEN_ENV_VAR",
+		"stateless.requestStateKeyEnvVar":     "MCPRT_STATELESS_REQUEST_STATE_KEY_ENV_VAR",
+		"stateless.requestStateTtlMs":         "MCPRT_STATELESS_REQUEST_STATE_TTL_MS",
+		"stateless.listTtlMs":                 "MCPRT_STATELESS_LIST_TTL_MS",
+		"stateless.readTtlMs":                 "MCPRT_STATELESS_READ_TTL_MS",
+		"stateless.cacheScope":                "MCPRT_STATELESS_CACHE_SCOPE",
 		"resources.maxConcurrentExecutions":   "MCPRT_RESOURCES_MAX_CONCURRENT_EXECUTIONS",
 		"logging.level":                       "MCPRT_LOGGING_LEVEL",
 		"logging.redactKeys":                  "MCPRT_LOGGING_REDACT_KEYS",
@@ -326,7 +338,8 @@ func TestConfigKeysCoverConfig(t *testing.T) {
 	var paths []string
 	for _, k := range ConfigKeys() {
 		paths = append(paths, k.Path)
-		if k.Env == "" || k.Default == "" && k.Path != "server.instructions" && k.Path != "server.fixtures" && k.Path != "tools.adminPolicy.tokenEnvVar" && k.Path != "aacp.agentId" ||
+		if k.Env == "" || k.Default == "" && k.Path != "server.instructions" && k.Path != "server.fixtures" && k.Path != "tools.adminPolicy.tokenEnvVar" && k.Path != "aacp.agentId" &&
+			k.Path != "stateless.requestStateKeyEnvVar" ||
 			k.Allowed == "" || k.Meaning == "" {
 			t.Errorf("incomplete ConfigKey %+v", k)
 		}

@@ -54,6 +54,10 @@ type Route struct {
 	Inline bool
 	// CloseAfter closes the connection once the response is written.
 	CloseAfter bool
+	// Result, if set, is applied to every success result of the request
+	// before it is encoded: the handler's and one sent with Respond. A
+	// layer uses it to add members its protocol revision requires.
+	Result func(result any) any
 }
 
 // A Dispatcher is the layer above the engine: it decides what each message

@@ -157,7 +157,7 @@ func (c *Conn) respond(e *inflight, result any, err error) bool {
 	case send:
 		// The answer counts as sent once the stream accepted it; a
 		// connection that closed first refuses it.
-		return c.deliver(e.batch, e.req.ID, c.encodeResponse(e.req, result, err), false) == nil
+		return c.deliver(e.batch, e.req.ID, c.encodeResponse(e.req, e.route.Result, result, err), false) == nil
 	case owed:
 		c.deliver(e.batch, e.req.ID, nil, false) // cancelled: no response, but the batch is settled
 	}
@@ -194,7 +194,7 @@ func (c *Conn) run(e *inflight) {
 		}
 		return
 	}
-	frame := c.encodeResponse(req, result, err)
+	frame := c.encodeResponse(req, r.Result, result, err)
 	switch {
 	case r.CloseAfter && e.batch != nil:
 		e.batch.closeWhenAnswered() // closing now would drop the batch's answer
@@ -207,10 +207,14 @@ func (c *Conn) run(e *inflight) {
 	}
 }
 
-// encodeResponse encodes a handler's outcome as a response frame.
-func (c *Conn) encodeResponse(req *Request, result any, err error) []byte {
+// encodeResponse encodes a handler's outcome as a response frame; a
+// success result passes through transform first, when there is one.
+func (c *Conn) encodeResponse(req *Request, transform func(any) any, result any, err error) []byte {
 	if err != nil {
 		return c.encodeError(req.ID, req.Params, err)
+	}
+	if transform != nil {
+		result = transform(result)
 	}
 	frame, err := encodeResult(req.ID, result)
 	if err != nil {

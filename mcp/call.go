@@ -24,6 +24,9 @@ const (
 	OutcomeAborted               = "aborted"
 	OutcomeDisconnectedCompleted = "disconnected_completed"
 	OutcomeProtocolError         = "protocol_error"
+	// OutcomeInputRequired: a stateless call was answered with
+	// input_required; the client retries it with the input.
+	OutcomeInputRequired = "input_required"
 )
 
 // errTimeout is the cause of a handler context cancelled at its deadline.
@@ -151,7 +154,7 @@ func (sess *Session) handleCall(ctx context.Context, req *jsonrpc.Request) (any,
 		args = json.RawMessage(`{}`)
 	}
 	c.req = CallToolRequest{Session: sess, Name: name, Arguments: args, Meta: Meta(p.Meta),
-		ProtocolVersion: sess.ProtocolVersion(), RunID: c.runID, CorrelationID: c.cid}
+		ProtocolVersion: sess.versionFor(ctx), RunID: c.runID, CorrelationID: c.cid}
 	c.req.progress = newProgressReporter(sess, c, c.req.Meta, c.req.ProtocolVersion)
 	// Step 4: payload size.
 	c.payload = core.CompactLen(args)
@@ -382,6 +385,11 @@ func (c *toolCall) callHandler(ctx context.Context, args json.RawMessage) (r han
 // finish completes a call whose handler returned in time: output check
 // (11), audit exit (12), release (13), wrap (14).
 func (c *toolCall) finish(r handlerResult) (any, error) {
+	if r.err != nil {
+		if out, handled, ierr := c.sess.srv.inputOutcome(c.Context, r.err); handled {
+			return c.finishInput(r, out, ierr)
+		}
+	}
 	res, terr := c.wrap(r)
 	outcome := OutcomeSuccess
 	if terr != nil {
@@ -398,6 +406,31 @@ func (c *toolCall) finish(r handlerResult) (any, error) {
 		return nil, jsonrpc.ErrNoResponse
 	}
 	c.record(OutcomeSuccess, "", true)
+	return nil, jsonrpc.ErrNoResponse
+}
+
+// finishInput completes a stateless call whose handler asked for input
+// (out, an input_required result) or needs a client capability the
+// request did not declare (rpcErr, -32021).
+func (c *toolCall) finishInput(r handlerResult, out any, rpcErr error) (any, error) {
+	outcome, code := OutcomeInputRequired, ""
+	if rpcErr != nil {
+		outcome, code = OutcomeProtocolError, string(core.CodeInvalidArgument)
+	}
+	c.auditExit(r, outcome)
+	c.release()
+	c.resetExhaustion()
+	var sent bool
+	if rpcErr != nil {
+		sent = jsonrpc.RespondError(c.Context, rpcErr)
+	} else {
+		sent = jsonrpc.Respond(c.Context, out)
+	}
+	if !sent {
+		c.record(c.unanswered(), "", true)
+		return nil, jsonrpc.ErrNoResponse
+	}
+	c.record(outcome, code, true)
 	return nil, jsonrpc.ErrNoResponse
 }
 

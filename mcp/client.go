@@ -45,6 +45,12 @@ func (sess *Session) clientTimeout() time.Duration {
 // clientCall sends a request to the client and decodes its answer into
 // result, under the timeout; see the errors above.
 func (sess *Session) clientCall(ctx context.Context, method string, params, result any) error {
+	if r := statelessOf(ctx); r != nil {
+		if method == MethodPing {
+			return unsupported(method, "a stateless request has no connection to the client to ping")
+		}
+		return singleInput(ctx, r, InputRequest{Method: method, Params: params}, result)
+	}
 	switch st := sess.State(); {
 	case st == StateClosed:
 		return ErrSessionClosed
@@ -86,6 +92,16 @@ func (sess *Session) clientCall(ctx context.Context, method string, params, resu
 	return nil
 }
 
+// missingCapability is the error of a request to the client that needs a
+// capability it did not declare: -32021 in a stateless request,
+// NOT_IMPLEMENTED in a session.
+func missingCapability(ctx context.Context, capability, method string) error {
+	if statelessOf(ctx) != nil {
+		return &MissingCapabilityError{Capabilities: map[string]any{capability: map[string]any{}}}
+	}
+	return unsupported(method, "the client did not declare the "+capability+" capability")
+}
+
 // unsupported is the error of a request the client or the revision
 // cannot take.
 func unsupported(method, why string) *core.Error {
@@ -111,9 +127,9 @@ func (sess *Session) Ping(ctx context.Context) error {
 // embedded resources) are INVALID_ARGUMENT.
 func (sess *Session) CreateMessage(ctx context.Context, params CreateMessageParams) (*CreateMessageResult, error) {
 	const m = MethodSamplingCreate
-	caps, version := sess.ClientCapabilities(), sess.ProtocolVersion()
+	caps, version := sess.capsFor(ctx), sess.versionFor(ctx)
 	if caps.Sampling == nil {
-		return nil, unsupported(m, "the client did not declare the sampling capability")
+		return nil, missingCapability(ctx, "sampling", m)
 	}
 	switch {
 	case len(params.Messages) == 0:
@@ -163,13 +179,13 @@ func (sess *Session) CreateMessage(ctx context.Context, params CreateMessagePara
 // are left out.
 func (sess *Session) Elicit(ctx context.Context, params ElicitParams) (*ElicitResult, error) {
 	const m = MethodElicitationCreate
-	caps, version := sess.ClientCapabilities(), sess.ProtocolVersion()
+	caps, version := sess.capsFor(ctx), sess.versionFor(ctx)
 	switch {
 	case version < Version20250618:
 		return nil, unsupported(m, "elicitation does not exist in the negotiated revision "+version+
 			" (it exists from 2025-06-18)")
 	case caps.Elicitation == nil:
-		return nil, unsupported(m, "the client did not declare the elicitation capability")
+		return nil, missingCapability(ctx, "elicitation", m)
 	}
 	declared := func(mode string) bool { return len(jsontext.Member(*caps.Elicitation, mode)) > 0 }
 	switch params.Mode {

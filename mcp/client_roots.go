@@ -29,12 +29,12 @@ type rootsState struct {
 // notifications/roots/list_changed; otherwise every call asks the client.
 // The returned slice is the caller's own.
 func (sess *Session) ListRoots(ctx context.Context) ([]Root, error) {
-	caps := sess.ClientCapabilities()
+	caps := sess.capsFor(ctx)
 	if caps.Roots == nil {
-		return nil, unsupported(MethodRootsList, "the client did not declare the roots capability")
+		return nil, missingCapability(ctx, "roots", MethodRootsList)
 	}
 	rs := &sess.roots
-	cache := caps.Roots.ListChanged
+	cache := caps.Roots.ListChanged && statelessOf(ctx) == nil
 	rs.mu.Lock()
 	if cache && rs.valid {
 		out := cloneRoots(rs.cached)

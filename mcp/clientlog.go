@@ -160,14 +160,22 @@ func (sess *Session) Log(ctx context.Context, level LogLevel, logger string, dat
 		return core.NewError(core.CodeInvalidArgument, "unknown logging level "+
 			jsontext.Quote(jsontext.Clip(string(level), jsontext.MaxEcho))+"; allowed: "+levelNames())
 	}
-	switch sess.State() {
-	case StateRunning:
-	case StateClosed:
-		return ErrSessionClosed
-	default:
-		return errNotRunning
+	threshold := sess.clientLog.threshold()
+	if r := statelessOf(ctx); r != nil {
+		if r.logLevel < 0 { // the client asked for no log messages
+			return nil
+		}
+		threshold = r.logLevel
+	} else {
+		switch sess.State() {
+		case StateRunning:
+		case StateClosed:
+			return ErrSessionClosed
+		default:
+			return errNotRunning
+		}
 	}
-	if sev < sess.clientLog.threshold() {
+	if sev < threshold {
 		return nil
 	}
 	cl := &sess.clientLog

@@ -90,7 +90,7 @@ func (sess *Session) complete(ctx context.Context, req *jsonrpc.Request) (any, e
 		"ref": &rawRef, "argument": &rawArg, "context": &rawCtx, "_meta": &rawMeta}); err != nil {
 		return nil, err
 	}
-	version := sess.ProtocolVersion()
+	version := sess.versionFor(ctx)
 	creq := &CompleteRequest{Session: sess, ProtocolVersion: version}
 	var err error
 	if creq.Meta, err = metaMember(m, rawMeta); err != nil {

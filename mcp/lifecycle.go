@@ -37,6 +37,9 @@ const maxCorrelationBytes = 128
 // decides what a request means in the session's current state. It runs on
 // the reading goroutine, in arrival order.
 func (sess *Session) Route(_ context.Context, req *jsonrpc.Request) jsonrpc.Route {
+	if sess.stateless || isStateless(req) {
+		return sess.routeStateless(req)
+	}
 	st := sess.State()
 	r, known := sess.routes[req.Method]
 	spec := methodTable[req.Method]

@@ -30,6 +30,9 @@ const (
 	// gateHandshake is initialize: served in STARTING only; later it is
 	// -32600 already initialized.
 	gateHandshake
+	// gateStateless methods exist only in the stateless revision: every
+	// request of them is routed statelessly, whatever the session's state.
+	gateStateless
 )
 
 // methodSpec is one entry of the method table.
@@ -44,6 +47,10 @@ type methodSpec struct {
 	// capability is the server capability the method implies ("" for
 	// none); initialize advertises it.
 	capability string
+	// inputs marks the methods whose handlers may ask the client for
+	// input (RequestInput): under the stateless revision their requests
+	// carry inputResponses and requestState.
+	inputs bool
 }
 
 // methodTable is every MCP request method the server serves. Adding a
@@ -57,18 +64,21 @@ func init() {
 		MethodPing:       {handle: (*Session).ping, gate: gateAlways, inline: true},
 		MethodShutdown:   {handle: (*Session).handleShutdown, inline: true, closeAfter: true},
 		MethodToolsList:  {handle: (*Session).listTools, inline: true, capability: "tools"},
-		MethodToolsCall:  {handle: (*Session).handleCall, capability: "tools"},
+		MethodToolsCall:  {handle: (*Session).handleCall, capability: "tools", inputs: true},
+		// The stateless revision's own methods (see modern.go).
+		MethodServerDiscover:      {handle: (*Session).discover, gate: gateStateless, inline: true},
+		MethodSubscriptionsListen: {handle: (*Session).listen, gate: gateStateless},
 		// Client logging: the level of notifications/message.
 		MethodLoggingSetLevel: {handle: (*Session).setLogLevel, inline: true, capability: capLogging},
 		// Resources, prompts and completion answer -32601 until the server
 		// serves them (gated; see Server.serves).
 		MethodResourcesList:          {handle: gated(capResources, (*Session).listResources), inline: true, capability: capResources},
 		MethodResourcesTemplatesList: {handle: gated(capResources, (*Session).listResourceTemplates), inline: true, capability: capResources},
-		MethodResourcesRead:          {handle: gated(capResources, (*Session).readResource), capability: capResources},
+		MethodResourcesRead:          {handle: gated(capResources, (*Session).readResource), capability: capResources, inputs: true},
 		MethodResourcesSubscribe:     {handle: gated(capResources, (*Session).subscribeResource), inline: true, capability: capResources},
 		MethodResourcesUnsubscribe:   {handle: gated(capResources, (*Session).unsubscribeResource), inline: true, capability: capResources},
 		MethodPromptsList:            {handle: gated(capPrompts, (*Session).listPrompts), inline: true, capability: capPrompts},
-		MethodPromptsGet:             {handle: gated(capPrompts, (*Session).getPrompt), capability: capPrompts},
+		MethodPromptsGet:             {handle: gated(capPrompts, (*Session).getPrompt), capability: capPrompts, inputs: true},
 		MethodCompletionComplete:     {handle: gated(capCompletions, (*Session).complete), capability: capCompletions},
 	}
 }
@@ -97,6 +107,16 @@ type capabilities struct {
 	Prompts     *listChanged          `json:"prompts,omitempty"`
 	Completions *completionCapability `json:"completions,omitempty"`
 	Logging     *loggingCapability    `json:"logging,omitempty"`
+	// Extensions are the MCP extensions served (stateless revision only).
+	Extensions map[string]any `json:"extensions,omitempty"`
+}
+
+// withExtensions adds the extensions the server serves.
+func (c capabilities) withExtensions(s *Server) capabilities {
+	if s.tasks != nil {
+		c.Extensions = map[string]any{ExtensionTasks: map[string]any{}}
+	}
+	return c
 }
 
 // capLogging is the logging capability (logging/setLevel and

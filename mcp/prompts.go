@@ -201,7 +201,7 @@ func (s *Server) RemovePrompt(name string) error {
 
 // listPrompts is prompts/list: the prompts sorted by name, tools.pageSize
 // at a time.
-func (sess *Session) listPrompts(_ context.Context, req *jsonrpc.Request) (any, error) {
+func (sess *Session) listPrompts(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	cursor, err := cursorParam(req.Method, req.Params)
 	if err != nil {
 		return nil, err
@@ -210,7 +210,7 @@ func (sess *Session) listPrompts(_ context.Context, req *jsonrpc.Request) (any, 
 	if err != nil {
 		return nil, err
 	}
-	vi := versionIndex(sess.ProtocolVersion())
+	vi := versionIndex(sess.versionFor(ctx))
 	items := make([][]byte, len(page))
 	for i, p := range page {
 		items[i] = p.listings[vi]
@@ -265,11 +265,14 @@ func (sess *Session) getPrompt(ctx context.Context, req *jsonrpc.Request) (any, 
 	if args == nil {
 		args = map[string]string{}
 	}
-	version := sess.ProtocolVersion()
+	version := sess.versionFor(ctx)
 	what := "prompt " + jsontext.Quote(name)
 	greq := &GetPromptRequest{Session: sess, Name: name, Arguments: args, Meta: meta, ProtocolVersion: version}
 	res, err := callSafely(sess, what, func() (*GetPromptResult, error) { return rp.handler(ctx, greq) })
 	if err != nil {
+		if out, handled, ierr := sess.srv.inputOutcome(ctx, err); handled {
+			return out, ierr
+		}
 		sess.log.Warn("prompts/get failed", "prompt", name, "error", err.Error())
 		return nil, handlerFailure(what, err)
 	}

@@ -117,7 +117,7 @@ func (c *toolCall) wrap(r handlerResult) (json.RawMessage, *core.Error) {
 		}
 		return nil, core.NewError(core.CodeInternal, r.err.Error()).WithDetail("reason", "handler_error")
 	}
-	structured := c.sess.ProtocolVersion() >= Version20250618
+	structured := c.req.ProtocolVersion >= Version20250618
 	switch v := r.value.(type) {
 	case *CallToolResult:
 		if v == nil {

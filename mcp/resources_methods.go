@@ -12,7 +12,7 @@ import (
 
 // listResources is resources/list: the resources sorted by URI,
 // tools.pageSize at a time, each listed as the session's revision allows.
-func (sess *Session) listResources(_ context.Context, req *jsonrpc.Request) (any, error) {
+func (sess *Session) listResources(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	cursor, err := cursorParam(req.Method, req.Params)
 	if err != nil {
 		return nil, err
@@ -21,7 +21,7 @@ func (sess *Session) listResources(_ context.Context, req *jsonrpc.Request) (any
 	if err != nil {
 		return nil, err
 	}
-	vi := versionIndex(sess.ProtocolVersion())
+	vi := versionIndex(sess.versionFor(ctx))
 	items := make([][]byte, len(page))
 	for i, r := range page {
 		items[i] = r.listings[vi]
@@ -31,7 +31,7 @@ func (sess *Session) listResources(_ context.Context, req *jsonrpc.Request) (any
 
 // listResourceTemplates is resources/templates/list: the templates sorted
 // by uriTemplate, tools.pageSize at a time.
-func (sess *Session) listResourceTemplates(_ context.Context, req *jsonrpc.Request) (any, error) {
+func (sess *Session) listResourceTemplates(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	cursor, err := cursorParam(req.Method, req.Params)
 	if err != nil {
 		return nil, err
@@ -40,7 +40,7 @@ func (sess *Session) listResourceTemplates(_ context.Context, req *jsonrpc.Reque
 	if err != nil {
 		return nil, err
 	}
-	vi := versionIndex(sess.ProtocolVersion())
+	vi := versionIndex(sess.versionFor(ctx))
 	items := make([][]byte, len(page))
 	for i, t := range page {
 		items[i] = t.listings[vi]
@@ -70,16 +70,19 @@ func (sess *Session) readResource(ctx context.Context, req *jsonrpc.Request) (an
 	}
 	target, ok := sess.srv.resources.resolve(uri)
 	if !ok {
-		return nil, noSuchResource(uri)
+		return nil, statelessNotFound(ctx, noSuchResource(uri))
 	}
 	what := "reading resource " + jsontext.Quote(jsontext.Clip(uri, jsontext.MaxEcho))
 	rreq := &ReadResourceRequest{Session: sess, URI: uri, Template: target.template, Variables: target.variables,
-		Meta: meta, ProtocolVersion: sess.ProtocolVersion()}
+		Meta: meta, ProtocolVersion: sess.versionFor(ctx)}
 	res, err := callSafely(sess, what, func() (*ReadResourceResult, error) { return target.handler(ctx, rreq) })
 	if err != nil {
+		if out, handled, ierr := sess.srv.inputOutcome(ctx, err); handled {
+			return out, ierr
+		}
 		var ce *core.Error
 		if isCoreError(err, &ce) && ce.Code == core.CodeNotFound {
-			return nil, resourceNotFound(uri, ce.Message)
+			return nil, statelessNotFound(ctx, resourceNotFound(uri, ce.Message))
 		}
 		sess.log.Warn("resources/read failed", "uri", jsontext.Clip(uri, jsontext.MaxEcho), "error", err.Error())
 		return nil, handlerFailure(what, err)
@@ -261,7 +264,7 @@ func (sess *Session) unsubscribeResource(_ context.Context, req *jsonrpc.Request
 // sessions subscribed to. It returns how many sessions it told.
 func (s *Server) ResourceUpdated(ctx context.Context, uri string) int {
 	params := map[string]string{"uri": uri}
-	n := 0
+	n := s.listeners.notify(NotifyResourcesUpdated, uri)
 	for _, sess := range s.resources.subs.subscribers(uri) {
 		if sess.State() != StateRunning {
 			continue

@@ -45,6 +45,10 @@ type Options struct {
 	// log output was not being read (core.LogWriter.Dropped); the health
 	// tool reports it. Nil means none are ever dropped.
 	DroppedLogs func() uint64
+	// RequestStateKey signs the requestState of stateless input-required
+	// results (at least MinRequestStateKeyBytes). Replicas of one
+	// deployment share it; nil means a random key per process.
+	RequestStateKey []byte
 }
 
 // Server is an MCP server: its configuration and everything registered on
@@ -73,6 +77,10 @@ type Server struct {
 
 	sessMu   sync.Mutex // guards sessions
 	sessions map[*Session]struct{}
+
+	states    *stateSealer // signs and checks requestState
+	listeners listeners    // open subscriptions/listen streams
+	tasks     *taskStore   // the tasks extension; nil when not served
 }
 
 // NewServer returns a server configured by opts.
@@ -124,6 +132,11 @@ func NewServer(opts Options) (*Server, error) {
 	if err := validateConfig(s.cfg); err != nil {
 		return nil, err
 	}
+	if opts.RequestStateKey != nil && len(opts.RequestStateKey) < MinRequestStateKeyBytes {
+		return nil, fmt.Errorf("mcp: the requestState key has %d bytes; use at least %d random bytes",
+			len(opts.RequestStateKey), MinRequestStateKeyBytes)
+	}
+	s.states = newStateSealer(opts.RequestStateKey, time.Duration(max(s.cfg.Stateless.RequestStateTTLMs, 1000))*time.Millisecond, s.clock)
 	s.slots = core.NewSlots(s.cfg.Resources.MaxConcurrentExecutions)
 	s.started = s.clock.Now()
 	s.tools = newRegistry("tools", func(rt *registeredTool) string { return rt.def.Name },
@@ -252,10 +265,13 @@ func (s *Server) Run(ctx context.Context, stream jsonrpc.Stream) error {
 // are recorded as aborted. It reports whether every handler returned in
 // time.
 func (s *Server) Shutdown(sess *Session) bool {
-	sess.Close()
 	wait, cancel := context.WithTimeout(context.Background(),
 		time.Duration(s.cfg.Server.ShutdownTimeoutMs)*time.Millisecond)
 	defer cancel()
+	stopListen, cancelStop := context.WithTimeout(wait, maxDrain)
+	s.listeners.stopSession(stopListen, sess) // their answers go out before the close
+	cancelStop()
+	sess.Close()
 	if err := sess.Wait(wait); err != nil {
 		sess.log.Warn("shutdown timeout passed with handlers still running; their calls are recorded as aborted",
 			"shutdownTimeoutMs", s.cfg.Server.ShutdownTimeoutMs)
@@ -272,6 +288,7 @@ func (s *Server) Shutdown(sess *Session) bool {
 // notifyRunning sends a parameterless notification to every running
 // session.
 func (s *Server) notifyRunning(method string) {
+	s.listeners.notify(method, "")
 	for _, sess := range s.liveSessions() {
 		if sess.State() != StateRunning {
 			continue

@@ -21,6 +21,7 @@ type Session struct {
 	cid       string // connection correlation id
 	transport string
 	routes    map[string]jsonrpc.Route // the method table, bound to this session
+	stateless bool                     // every request is of the stateless revision
 
 	state atomic.Int32 // a State; changed only by advance
 
@@ -40,6 +41,11 @@ type SessionOptions struct {
 	// Transport names the transport the session arrived on (default: the
 	// server's Options.Transport).
 	Transport string
+	// Stateless makes every request of the session one of the stateless
+	// revision: there is no initialize, and a request without the _meta
+	// that revision requires is -32602. A transport that serves each
+	// stateless request on a session of its own sets it.
+	Stateless bool
 }
 
 // Connect returns a session over stream. Call Serve to run it.
@@ -48,6 +54,7 @@ func (s *Server) Connect(stream jsonrpc.Stream, opts *SessionOptions) *Session {
 	if opts != nil && opts.Transport != "" {
 		sess.transport = opts.Transport
 	}
+	sess.stateless = opts != nil && opts.Stateless
 	sess.log = s.log.With("connectionCorrelationId", sess.cid)
 	sess.routes = bindMethods(sess)
 	sess.conn = jsonrpc.NewConn(stream, sess, jsonrpc.Options{

@@ -9,7 +9,7 @@ import (
 
 // listTools is tools/list: the tools sorted by name, tools.pageSize at a
 // time, each listed as the session's revision allows.
-func (sess *Session) listTools(_ context.Context, req *jsonrpc.Request) (any, error) {
+func (sess *Session) listTools(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	var p struct {
 		Cursor *string `json:"cursor"`
 	}
@@ -20,7 +20,7 @@ func (sess *Session) listTools(_ context.Context, req *jsonrpc.Request) (any, er
 	if err != nil {
 		return nil, err
 	}
-	version := sess.ProtocolVersion()
+	version := sess.versionFor(ctx)
 	var b strings.Builder
 	b.WriteString(`{"tools":[`)
 	for i, rt := range tools {
