@@ -13,6 +13,7 @@ import (
 	"github.com/mcprt/mcprt/domain/session"
 	"github.com/mcprt/mcprt/domain/toolspec"
 	"github.com/mcprt/mcprt/domain/trace"
+	"github.com/mcprt/mcprt/domain/workflow"
 	"github.com/mcprt/mcprt/mcp"
 	"github.com/mcprt/mcprt/store"
 )
@@ -44,6 +45,7 @@ type Domain struct {
 	recorder *trace.Recorder // nil when tracing is off
 	sink     *AuditSink      // nil when tracing is off
 	serverID string
+	flows    *workflow.Engine
 }
 
 // New builds the services. It touches no file but the policies directory,
@@ -90,6 +92,9 @@ func New(opts Options) (*Domain, error) {
 		flusher = d.recorder
 	}
 	d.traces = trace.NewService(db.Traces(), flusher)
+	if err := d.newWorkflows(cfg, dataDir, opts); err != nil {
+		return nil, err
+	}
 	return d, nil
 }
 
@@ -135,7 +140,7 @@ func (d *Domain) Close(ctx context.Context) error {
 // documentation). Call it before serving.
 func (d *Domain) Register(srv *mcp.Server) error {
 	specs := map[string]toolspec.Spec{}
-	for _, list := range [][]toolspec.Spec{memory.ToolSpecs(), session.ToolSpecs(), guard.ToolSpecs(), trace.ToolSpecs()} {
+	for _, list := range [][]toolspec.Spec{memory.ToolSpecs(), session.ToolSpecs(), guard.ToolSpecs(), trace.ToolSpecs(), workflow.ToolSpecs()} {
 		for _, s := range list {
 			specs[s.Name] = s
 		}
@@ -168,6 +173,10 @@ func (d *Domain) Register(srv *mcp.Server) error {
 	add(&r, "trace_analyze", tt.Analyze)
 	add(&r, "trace_tree", tt.Tree)
 	add(&r, "trace_by_session", tt.BySession)
+	wt := workflow.NewTools(d.flows, mcp.CorrelationID)
+	add(&r, "workflow_run", wt.Run)
+	add(&r, "workflow_list", wt.List)
+	add(&r, "workflow_describe", wt.Describe)
 	if r.err == nil && len(r.done) != len(specs) {
 		for name := range specs {
 			if !r.done[name] {
@@ -180,6 +189,9 @@ func (d *Domain) Register(srv *mcp.Server) error {
 	}
 	if r.err == nil {
 		r.err = d.registerPrompts(srv, r.admitted)
+	}
+	if r.err == nil {
+		r.err = d.registerWorkflows(srv, r.admitted)
 	}
 	return r.err
 }
