@@ -328,7 +328,9 @@ func TestRunTimeoutAndCancellation(t *testing.T) {
 
 type agentFunc func(ctx context.Context, id string, in map[string]any) (any, error)
 
-func (f agentFunc) RunAgent(ctx context.Context, id string, in map[string]any) (any, error) { return f(ctx, id, in) }
+func (f agentFunc) RunAgent(ctx context.Context, id string, in map[string]any) (any, error) {
+	return f(ctx, id, in)
+}
 
 func TestAgentSteps(t *testing.T) {
 	e, _, tr := engineWith(t, &fakeInvoker{}, def(`[{"id":"ask","agent":"reviewer","input":{"q":"{{input.q}}"}}]`))
