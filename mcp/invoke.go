@@ -124,17 +124,20 @@ func (s *Server) InvokeTool(ctx context.Context, name string, args json.RawMessa
 		}()
 		r.value, r.err = rt.def.Handler(hctx, req)
 	}()
+	var r handlerResult
 	select {
-	case r := <-done:
-		return s.invokeResult(rt, r)
+	case r = <-done:
 	case <-hctx.Done():
 		select {
-		case r := <-done:
-			return s.invokeResult(rt, r)
+		case r = <-done:
 		default:
 			return nil, s.invokeAbandoned(hctx, name, timeout)
 		}
 	}
+	if r.err != nil && hctx.Err() != nil { // it failed because it was stopped
+		return nil, s.invokeAbandoned(hctx, name, timeout)
+	}
+	return s.invokeResult(rt, r)
 }
 
 // invokeAbandoned is the error of an in-process call whose context ended

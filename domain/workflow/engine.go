@@ -502,12 +502,15 @@ func (e *Engine) attempt(ctx context.Context, res *RunResult, s *Step, args map[
 		select {
 		case r = <-done: // finished as time ran out: keep what it did
 		default:
-			if errors.Is(context.Cause(actx), errStepTimeout) {
-				r.err = core.NewError(core.CodeTimeout, fmt.Sprintf("step %q did not finish within its timeout of %d ms", s.ID, timeout)).
-					WithDetail("timeoutMs", timeout)
-			} else {
-				r.err = core.NewError(CodeWorkflowCancelled, fmt.Sprintf("step %q was stopped: the run ended (%v)", s.ID, context.Cause(actx)))
-			}
+			r.err = context.Canceled
+		}
+	}
+	if r.err != nil && actx.Err() != nil { // it failed because it was stopped
+		if errors.Is(context.Cause(actx), errStepTimeout) {
+			r.err = core.NewError(core.CodeTimeout, fmt.Sprintf("step %q did not finish within its timeout of %d ms", s.ID, timeout)).
+				WithDetail("timeoutMs", timeout)
+		} else {
+			r.err = core.NewError(CodeWorkflowCancelled, fmt.Sprintf("step %q was stopped: the run ended (%v)", s.ID, context.Cause(actx)))
 		}
 	}
 	if e.tracer != nil {
