@@ -67,7 +67,7 @@ func TestInvokeTool(t *testing.T) {
 	ctx := WithCorrelationID(context.Background(), "T/step")
 	tests := []struct {
 		name, tool, args, want string
-		code               core.Code
+		code                   core.Code
 	}{
 		{"typed", "double", `{"n":21}`, `{"double":42,"cid":"T/step"}`, ""},
 		{"string", "text", ``, `"plain"`, ""},
