@@ -20,7 +20,7 @@ import (
 
 // Options configure New.
 type Options struct {
-	// Config holds the store, guard and trace sections.
+	// Config holds the store, guard, trace and workflow sections.
 	Config Config
 	// Base is the server's configuration: aacp.dataDir places the
 	// default directories, logging.redactKeys redacts captured arguments.
@@ -133,8 +133,8 @@ func (d *Domain) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// Register registers the memory_*, session_*, guard_* and trace_* tools on
-// srv. A tool the server's mode does not admit is skipped (READONLY keeps
+// Register registers the memory_*, session_*, guard_*, trace_* and
+// workflow_* tools on srv. A tool the server's mode does not admit is skipped (READONLY keeps
 // the read-only ones, MINIMAL none). It also registers the read-only
 // resources and the prompts whose tools were admitted (see the package
 // documentation). Call it before serving.
