@@ -1,7 +1,7 @@
 package main
 
 // Helpers of the domain tool tests (memory_*, session_*, guard_*,
-// trace_*): the tool names by annotation, and a client whose store lives
+// trace_*, workflow_*): the tool names by annotation, and a client whose store lives
 // in a directory of the test's.
 
 import (
@@ -17,10 +17,10 @@ var (
 	// ones mode READONLY admits.
 	domainReadOnlyTools = []string{"guard_check", "guard_list", "memory_export", "memory_list", "memory_retrieve",
 		"memory_search", "memory_stats", "session_list", "session_status", "trace_analyze", "trace_by_session",
-		"trace_get", "trace_list", "trace_tree"}
+		"trace_get", "trace_list", "trace_tree", "workflow_describe", "workflow_list"}
 	// domainWriteTools change the store.
 	domainWriteTools = []string{"guard_apply", "memory_delete", "memory_import", "memory_store", "session_complete",
-		"session_create", "session_fail", "session_join", "session_leave"}
+		"session_create", "session_fail", "session_join", "session_leave", "workflow_run"}
 )
 
 // newDomainClient starts the binary with its store in dir (a fresh

@@ -20,6 +20,11 @@ type GuardConfig struct {
 	PoliciesDir string `json:"policiesDir" help:"Directory of guard policy files (one policy per *.json); empty means {aacp.dataDir}/policies. A missing directory holds none; the built-in policies default and docs-only always exist."`
 }
 
+// WorkflowConfig is the "workflow" section of the configuration.
+type WorkflowConfig struct {
+	Dir string `json:"dir" help:"Directory of workflow definitions (one per *.json, see docs/workflow.schema.json); empty means {aacp.dataDir}/workflows. A missing directory holds none; the bundled workflows remember-and-recall and check-change always exist (a file with the same id replaces one)."`
+}
+
 // TraceConfig is the "trace" section of the configuration.
 type TraceConfig struct {
 	Enabled            bool `json:"enabled" help:"Record every tools/call that passes validation as a trace event in the store (off by default: the store writer costs more CPU than a no-op call)."`
@@ -33,9 +38,10 @@ type TraceConfig struct {
 
 // Config holds the sections of the domain tools.
 type Config struct {
-	Store StoreConfig
-	Guard GuardConfig
-	Trace TraceConfig
+	Store    StoreConfig
+	Guard    GuardConfig
+	Trace    TraceConfig
+	Workflow WorkflowConfig
 }
 
 // DefaultConfig returns the defaults: the store and policies under
@@ -49,12 +55,12 @@ func DefaultConfig() Config {
 	}
 }
 
-// AddTo adds the store, guard and trace sections to a Loader.
+// AddTo adds the store, guard, trace and workflow sections to a Loader.
 func (c *Config) AddTo(l *core.Loader) error {
 	for _, s := range []struct {
 		path string
 		ptr  any
-	}{{"store", &c.Store}, {"guard", &c.Guard}, {"trace", &c.Trace}} {
+	}{{"store", &c.Store}, {"guard", &c.Guard}, {"trace", &c.Trace}, {"workflow", &c.Workflow}} {
 		if err := l.Add(s.path, s.ptr); err != nil {
 			return err
 		}
@@ -101,4 +107,13 @@ func (c Config) PoliciesDir(dataDir string) string {
 		return c.Guard.PoliciesDir
 	}
 	return filepath.Join(dataDir, "policies")
+}
+
+// WorkflowsDir returns the workflows directory: workflow.dir, or
+// {dataDir}/workflows.
+func (c Config) WorkflowsDir(dataDir string) string {
+	if c.Workflow.Dir != "" {
+		return c.Workflow.Dir
+	}
+	return filepath.Join(dataDir, "workflows")
 }

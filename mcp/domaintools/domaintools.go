@@ -13,13 +13,14 @@ import (
 	"github.com/mcprt/mcprt/domain/session"
 	"github.com/mcprt/mcprt/domain/toolspec"
 	"github.com/mcprt/mcprt/domain/trace"
+	"github.com/mcprt/mcprt/domain/workflow"
 	"github.com/mcprt/mcprt/mcp"
 	"github.com/mcprt/mcprt/store"
 )
 
 // Options configure New.
 type Options struct {
-	// Config holds the store, guard and trace sections.
+	// Config holds the store, guard, trace and workflow sections.
 	Config Config
 	// Base is the server's configuration: aacp.dataDir places the
 	// default directories, logging.redactKeys redacts captured arguments.
@@ -44,6 +45,7 @@ type Domain struct {
 	recorder *trace.Recorder // nil when tracing is off
 	sink     *AuditSink      // nil when tracing is off
 	serverID string
+	flows    *workflow.Engine
 }
 
 // New builds the services. It touches no file but the policies directory,
@@ -90,6 +92,9 @@ func New(opts Options) (*Domain, error) {
 		flusher = d.recorder
 	}
 	d.traces = trace.NewService(db.Traces(), flusher)
+	if err := d.newWorkflows(cfg, dataDir, opts); err != nil {
+		return nil, err
+	}
 	return d, nil
 }
 
@@ -128,14 +133,14 @@ func (d *Domain) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// Register registers the memory_*, session_*, guard_* and trace_* tools on
-// srv. A tool the server's mode does not admit is skipped (READONLY keeps
+// Register registers the memory_*, session_*, guard_*, trace_* and
+// workflow_* tools on srv. A tool the server's mode does not admit is skipped (READONLY keeps
 // the read-only ones, MINIMAL none). It also registers the read-only
 // resources and the prompts whose tools were admitted (see the package
 // documentation). Call it before serving.
 func (d *Domain) Register(srv *mcp.Server) error {
 	specs := map[string]toolspec.Spec{}
-	for _, list := range [][]toolspec.Spec{memory.ToolSpecs(), session.ToolSpecs(), guard.ToolSpecs(), trace.ToolSpecs()} {
+	for _, list := range [][]toolspec.Spec{memory.ToolSpecs(), session.ToolSpecs(), guard.ToolSpecs(), trace.ToolSpecs(), workflow.ToolSpecs()} {
 		for _, s := range list {
 			specs[s.Name] = s
 		}
@@ -168,6 +173,10 @@ func (d *Domain) Register(srv *mcp.Server) error {
 	add(&r, "trace_analyze", tt.Analyze)
 	add(&r, "trace_tree", tt.Tree)
 	add(&r, "trace_by_session", tt.BySession)
+	wt := workflow.NewTools(d.flows, mcp.CorrelationID)
+	add(&r, "workflow_run", wt.Run)
+	add(&r, "workflow_list", wt.List)
+	add(&r, "workflow_describe", wt.Describe)
 	if r.err == nil && len(r.done) != len(specs) {
 		for name := range specs {
 			if !r.done[name] {
@@ -180,6 +189,9 @@ func (d *Domain) Register(srv *mcp.Server) error {
 	}
 	if r.err == nil {
 		r.err = d.registerPrompts(srv, r.admitted)
+	}
+	if r.err == nil {
+		r.err = d.registerWorkflows(srv, r.admitted)
 	}
 	return r.err
 }

@@ -197,10 +197,10 @@ func (c *rpcClient) listed() (uris, templates []string) {
 func TestResourcesReadAndComplete(t *testing.T) {
 	c, dir := setup(t, core.ModeFull, true)
 	uris, templates := c.listed()
-	if want := []string{URIMemoryEntries, URIPolicies, URISessionsActive, URITracesRecent}; !slices.Equal(uris, want) {
+	if want := []string{URIMemoryEntries, URIPolicies, URISessionsActive, URITracesRecent, URIWorkflows}; !slices.Equal(uris, want) {
 		t.Errorf("resources %v, want %v", uris, want)
 	}
-	if want := []string{URIMemoryEntry, URIPolicy, URISession, URITrace}; !slices.Equal(templates, want) {
+	if want := []string{URIMemoryEntry, URIPolicy, URISession, URITrace, URIWorkflow}; !slices.Equal(templates, want) {
 		t.Errorf("templates %v, want %v", templates, want)
 	}
 
@@ -285,7 +285,7 @@ func TestPrompts(t *testing.T) {
 	for _, p := range list.Prompts {
 		names = append(names, p.Name)
 	}
-	if want := []string{PromptAnalyzeTrace, PromptSearchMemory}; !slices.Equal(names, want) {
+	if want := []string{PromptAnalyzeTrace, PromptRunWorkflow, PromptSearchMemory}; !slices.Equal(names, want) {
 		t.Errorf("prompts %v, want %v", names, want)
 	}
 	for name, want := range map[string][]string{
@@ -322,8 +322,8 @@ func TestRegisteredByMode(t *testing.T) {
 		templates []string
 		prompts   int
 	}{
-		{core.ModeFull, false, []string{URIMemoryEntry, URIPolicy, URISession}, 1},
-		{core.ModeReadOnly, true, []string{URIMemoryEntry, URIPolicy, URISession, URITrace}, 2},
+		{core.ModeFull, false, []string{URIMemoryEntry, URIPolicy, URISession, URIWorkflow}, 2},              // search_memory, run_workflow
+		{core.ModeReadOnly, true, []string{URIMemoryEntry, URIPolicy, URISession, URITrace, URIWorkflow}, 2}, // no run_workflow
 		{core.ModeMinimal, true, nil, 0},
 	} {
 		t.Run(fmt.Sprint(tc.mode, tc.tracing), func(t *testing.T) {
