@@ -319,12 +319,6 @@ func (w *waiter) deliver(o taskOutcome) {
 // completing TASK_UPDATE from the task's worker, or the broker's
 // ERROR_REPORT about the task's assignment.
 func (m *Messaging) dispatch(env envelope.Envelope) {
-	m.mu.Lock()
-	seen := m.seen
-	m.mu.Unlock()
-	if seen != nil {
-		seen(env)
-	}
 	switch env.MessageType {
 	case envelope.TaskUpdate:
 		var u TaskUpdate

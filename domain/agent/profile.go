@@ -133,18 +133,17 @@ func LoadFile(path string) (Profile, error) {
 	bad := func(format string, args ...any) (Profile, error) {
 		return Profile{}, core.Errorf(core.CodeInvalidArgument, "agent profile %s: "+format, append([]any{path}, args...)...)
 	}
+	// Stat before opening: opening a FIFO would wait for a writer.
+	if st, err := os.Stat(path); err != nil {
+		return bad("cannot stat it: %v", err)
+	} else if !st.Mode().IsRegular() {
+		return bad("is not a regular file (%s); a profile is a JSON file", st.Mode().Type())
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return bad("cannot open it: %v", err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return bad("cannot stat it: %v", err)
-	}
-	if !st.Mode().IsRegular() {
-		return bad("is not a regular file (%s); a profile is a JSON file", st.Mode().Type())
-	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxProfileBytes+1))
 	if err != nil {
 		return bad("cannot read it: %v", err)
