@@ -56,12 +56,11 @@ type Messaging struct {
 	log  *slog.Logger
 
 	mu         sync.Mutex
-	registered bool                        // guarded by mu: id is hosted
-	waiters    map[string]*waiter          // guarded by mu: by taskId
-	loop       context.CancelFunc          // guarded by mu: nil when no loop runs
-	closed     bool                        // guarded by mu
-	done       chan struct{}               // guarded by mu: closed when the loop ends
-	seen       func(env envelope.Envelope) // tests: called for every message received
+	registered bool               // guarded by mu: id is hosted
+	waiters    map[string]*waiter // guarded by mu: by taskId
+	loop       context.CancelFunc // guarded by mu: nil when no loop runs
+	closed     bool               // guarded by mu
+	done       chan struct{}      // guarded by mu: closed when the loop ends
 }
 
 // waiter is a run waiting for its task's outcome.
