@@ -20,7 +20,7 @@ import (
 
 // Options configure New.
 type Options struct {
-	// Config holds the store, guard and trace sections.
+	// Config holds the store, guard, trace and agent sections.
 	Config Config
 	// Base is the server's configuration: aacp.dataDir places the
 	// default directories, logging.redactKeys redacts captured arguments.
