@@ -212,7 +212,7 @@ func TestAgentRunDelegated(t *testing.T) {
 
 	list := caller.ok(t, "agent_list", `{"source":"messaging"}`)
 	ids, _ := list["agentIds"].([]any)
-	if !slices.Contains(ids, any("builder")) || slices.Contains(ids, any("caller-runs")) {
-		t.Errorf("agent_list source messaging from the caller = %v (its own delegating agent must not be listed)", ids)
+	if !slices.Equal(ids, []any{"builder"}) {
+		t.Errorf("agent_list source messaging from the caller = %v, want builder only (no delegating agent)", ids)
 	}
 }

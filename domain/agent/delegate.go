@@ -114,6 +114,10 @@ func NewMessaging(opts MessagingOptions) (*Messaging, error) {
 	return &Messaging{open: opts.Open, id: opts.AgentID, log: opts.Logger, waiters: map[string]*waiter{}}, nil
 }
 
+// DelegatorCapability marks a delegating agent in the messaging registry:
+// the catalogue leaves such agents out (they only carry agent_run's tasks).
+const DelegatorCapability = "mcprt.agent_run.delegator"
+
 // DelegatorID is the delegating agent's id for a process whose own agent
 // is own: own with "-runs" appended (shortened to fit 64 bytes).
 func DelegatorID(own string) string {
@@ -260,7 +264,7 @@ func (m *Messaging) start() (Mailbox, error) {
 	}
 	if !m.registered {
 		_, err := mb.RegisterAgent(context.Background(), m.id, broker.RegisterInput{Type: envelope.Manager,
-			Capabilities: []string{"agent_run"}})
+			Capabilities: []string{DelegatorCapability}})
 		if err != nil {
 			return nil, fmt.Errorf("delegate over messaging: register the delegating agent %q: %w", m.id, err)
 		}

@@ -7,8 +7,8 @@
 //     order profile, in-process, messaging: profiles (one JSON object per
 //     *.json file of the agents directory, read once by LoadDir), the
 //     in-process agents of an aacp.Coordinator, and the agents registered
-//     for durable messaging (the broker's registry; the process's own
-//     delegating agent is left out). Listing never creates the messaging
+//     for durable messaging (the broker's registry; delegating agents,
+//     which carry DelegatorCapability, are left out). Listing never creates the messaging
 //     journal: when none exists, no agent is registered there.
 //   - A profile has agentId (an agent id usable over messaging) and
 //     description, and optionally displayName, version, role, expertise,

@@ -196,8 +196,8 @@ func (s *Service) Agents(ctx context.Context) ([]Info, error) {
 			return nil, err
 		}
 		for _, r := range regs {
-			if r.AgentID == msg.AgentID() {
-				continue // this process's own delegating agent
+			if r.AgentID == msg.AgentID() || slices.Contains(r.Capabilities, DelegatorCapability) {
+				continue // a process's delegating agent, not one to run
 			}
 			get(r.AgentID).Messaging = &r
 		}
