@@ -15,11 +15,11 @@ import (
 var (
 	// domainReadOnlyTools are the domain tools annotated read-only: the
 	// ones mode READONLY admits.
-	domainReadOnlyTools = []string{"guard_check", "guard_list", "memory_export", "memory_list", "memory_retrieve",
+	domainReadOnlyTools = []string{"agent_get", "guard_check", "guard_list", "memory_export", "memory_list", "memory_retrieve",
 		"memory_search", "memory_stats", "session_list", "session_status", "trace_analyze", "trace_by_session",
 		"trace_get", "trace_list", "trace_tree", "workflow_describe", "workflow_list"}
 	// domainWriteTools change the store.
-	domainWriteTools = []string{"guard_apply", "memory_delete", "memory_import", "memory_store", "session_complete",
+	domainWriteTools = []string{"agent_run", "guard_apply", "memory_delete", "memory_import", "memory_store", "session_complete",
 		"session_create", "session_fail", "session_join", "session_leave", "workflow_run"}
 )
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/domain/agent"
 	"github.com/mcprt/mcprt/domain/trace"
 	"github.com/mcprt/mcprt/store"
 )
@@ -36,12 +37,20 @@ type TraceConfig struct {
 	RetentionMaxEvents int  `json:"retentionMaxEvents" help:"At most this many trace events are kept (the oldest go first)."`
 }
 
+// AgentConfig is the "agent" section of the configuration.
+type AgentConfig struct {
+	Dir                string `json:"dir" help:"Directory of agent profiles (one profile per *.json); empty means {aacp.dataDir}/agents. A missing directory holds none; a bad file stops the server."`
+	MaxDelegationDepth int    `json:"maxDelegationDepth" config:"min=0,max=16" help:"Deepest delegation at which an agent whose profile sets no orchestration.maxDelegationDepth may run (agent_run)."`
+	RunTimeoutMs       int    `json:"runTimeoutMs" config:"min=1,max=3600000" help:"Deadline of an agent_run call, in milliseconds: how long a run (a workflow, a delegated task, an in-process agent) may take."`
+}
+
 // Config holds the sections of the domain tools.
 type Config struct {
 	Store    StoreConfig
 	Guard    GuardConfig
 	Trace    TraceConfig
 	Workflow WorkflowConfig
+	Agent    AgentConfig
 }
 
 // DefaultConfig returns the defaults: the store and policies under
@@ -52,15 +61,16 @@ func DefaultConfig() Config {
 		Trace: TraceConfig{Enabled: false, MaxCapturedBytes: trace.DefaultMaxCaptured, QueueSize: trace.DefaultQueueSize,
 			BatchSize: trace.DefaultBatchSize, RetentionMaxAgeMs: int(trace.DefaultMaxAge / time.Millisecond),
 			RetentionMaxEvents: trace.DefaultMaxEvents},
+		Agent: AgentConfig{MaxDelegationDepth: agent.DefaultMaxDelegationDepth, RunTimeoutMs: defaultRunTimeoutMs},
 	}
 }
 
-// AddTo adds the store, guard, trace and workflow sections to a Loader.
+// AddTo adds the store, guard, trace, workflow and agent sections to a Loader.
 func (c *Config) AddTo(l *core.Loader) error {
 	for _, s := range []struct {
 		path string
 		ptr  any
-	}{{"store", &c.Store}, {"guard", &c.Guard}, {"trace", &c.Trace}, {"workflow", &c.Workflow}} {
+	}{{"store", &c.Store}, {"guard", &c.Guard}, {"trace", &c.Trace}, {"workflow", &c.Workflow}, {"agent", &c.Agent}} {
 		if err := l.Add(s.path, s.ptr); err != nil {
 			return err
 		}
@@ -116,4 +126,13 @@ func (c Config) WorkflowsDir(dataDir string) string {
 		return c.Workflow.Dir
 	}
 	return filepath.Join(dataDir, "workflows")
+}
+
+// AgentsDir returns the agent profiles directory: agent.dir, or
+// {dataDir}/agents.
+func (c Config) AgentsDir(dataDir string) string {
+	if c.Agent.Dir != "" {
+		return c.Agent.Dir
+	}
+	return filepath.Join(dataDir, "agents")
 }

@@ -1,15 +1,18 @@
 // Package domaintools puts the domain services on an mcp.Server: the
 // memory_*, session_*, guard_* and trace_* tools over one SQLite store,
-// the workflow_* tools, and the audit sink that records every tools/call
-// as a trace event.
+// the workflow_* tools, the agent tools (agent_list, agent_get,
+// agent_run), and the audit sink that records every tools/call as a trace
+// event.
 //
 // # Contract
 //
 //   - New builds everything and touches no file except reading the guard
-//     policies directory and the workflows directory (a missing one holds
-//     none; a bad policy file is a *core.ConfigError for
-//     guard.policiesDir, a bad workflow definition one for workflow.dir;
-//     workflow.dir defaults to {aacp.dataDir}/workflows). The store is
+//     policies directory, the workflows directory and the agent profiles
+//     directory (a missing one holds none; a bad policy file is a
+//     *core.ConfigError for guard.policiesDir, a bad workflow definition
+//     one for workflow.dir, a bad profile one for agent.dir;
+//     workflow.dir defaults to {aacp.dataDir}/workflows, agent.dir to
+//     {aacp.dataDir}/agents). The store is
 //     created by its first use: a server that runs no domain tool and
 //     receives no tools/call (with tracing on) creates nothing.
 //   - The store lives in store.dir, default {aacp.dataDir}/store (relative
@@ -47,11 +50,22 @@
 //     and trace_tree show the run and its steps with their durations;
 //     RunWorkflow (for other packages) also records the run itself under
 //     the caller's correlation id + "/" + the workflow id.
-//   - Close writes what is queued and closes the store.
-//   - Config holds the store, guard, trace and workflow sections;
-//     LoadConfig loads them with mcprt's base sections through one
-//     core.Loader, so their MCPRT_STORE_*, MCPRT_GUARD_*, MCPRT_TRACE_*
-//     and MCPRT_WORKFLOW_* variables are known keys. TraceCommand is `mcprt trace show|list`.
+//   - Agents: ConnectAgents gives agent_list, agent_get and agent_run the
+//     in-process agents of an aacp.Coordinator and the agents registered
+//     for messaging (through aacptools.Service, whose journal listing never
+//     creates); Agents() returns the service, whose SetWorkflowRunner
+//     connects a workflow engine and whose RunAgent is the engine's agent
+//     runner. agent_run delegates to a messaging agent with TASK_ASSIGNMENT
+//     and waits for its TASK_UPDATE within agent.runTimeoutMs (see package
+//     domain/agent). Register also adds agents://available (with
+//     agent_list), agents://id/{agentId} (with agent_get), and the prompts
+//     list_agents (with agent_list) and run_agent (with agent_run), with
+//     agentId completed from live data.
+//   - Close stops delegation, writes what is queued and closes the store.
+//   - Config holds the store, guard, trace, workflow and agent sections; LoadConfig
+//     loads them with mcprt's base sections through one core.Loader, so
+//     their MCPRT_STORE_*, MCPRT_GUARD_*, MCPRT_TRACE_*, MCPRT_WORKFLOW_* and MCPRT_AGENT_*
+//     variables are known keys. TraceCommand is `mcprt trace show|list`.
 //
 // Nothing here is global: two Domains in one process share nothing.
 package domaintools

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/domain/agent"
 	"github.com/mcprt/mcprt/domain/guard"
 	"github.com/mcprt/mcprt/domain/memory"
 	"github.com/mcprt/mcprt/domain/session"
@@ -20,7 +21,7 @@ import (
 
 // Options configure New.
 type Options struct {
-	// Config holds the store, guard, trace and workflow sections.
+	// Config holds the store, guard, trace, workflow and agent sections.
 	Config Config
 	// Base is the server's configuration: aacp.dataDir places the
 	// default directories, logging.redactKeys redacts captured arguments.
@@ -42,10 +43,13 @@ type Domain struct {
 	sessions *session.Service
 	guard    *guard.Service
 	traces   *trace.Service
-	recorder *trace.Recorder // nil when tracing is off
-	sink     *AuditSink      // nil when tracing is off
-	serverID string
-	flows    *workflow.Engine
+	agents   *agent.Service
+	// runTimeoutMs is agent_run's deadline (agent.runTimeoutMs).
+	runTimeoutMs int
+	recorder     *trace.Recorder // nil when tracing is off
+	sink         *AuditSink      // nil when tracing is off
+	serverID     string
+	flows        *workflow.Engine
 }
 
 // New builds the services. It touches no file but the policies directory,
@@ -68,7 +72,7 @@ func New(opts Options) (*Domain, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Domain{db: db, serverID: opts.IDs.NewID()}
+	d := &Domain{db: db, serverID: opts.IDs.NewID(), runTimeoutMs: cfg.Agent.RunTimeoutMs}
 	d.memory = memory.NewService(db.Memory(), opts.Clock)
 	d.sessions = session.NewService(db.Sessions(), opts.Clock, opts.IDs)
 	dir := cfg.PoliciesDir(dataDir)
@@ -80,6 +84,9 @@ func New(opts Options) (*Domain, error) {
 		return nil, &core.ConfigError{Key: "guard.policiesDir", Env: core.EnvName("guard.policiesDir"), Value: dir,
 			Allowed: "a directory of valid guard policy files (*.json), or one that does not exist", Source: source,
 			Reason: core.AsError(err).Message}
+	}
+	if d.agents, err = newAgents(cfg, dataDir, opts); err != nil {
+		return nil, err
 	}
 	var flusher trace.Flusher
 	if cfg.Trace.Enabled {
@@ -95,6 +102,10 @@ func New(opts Options) (*Domain, error) {
 	if err := d.newWorkflows(cfg, dataDir, opts); err != nil {
 		return nil, err
 	}
+	// A workflow step may run an agent, and an agent may run a workflow:
+	// the delegation depth bounds the recursion.
+	d.flows.SetAgentRunner(d.agents)
+	d.agents.SetWorkflowRunner(d.flows)
 	return d, nil
 }
 
@@ -125,6 +136,7 @@ func (d *Domain) TraceCounts() (accepted, dropped, failed uint64) {
 // Close writes the queued trace events (waiting until ctx ends) and closes
 // the store.
 func (d *Domain) Close(ctx context.Context) error {
+	d.agents.Close()
 	var errs []error
 	if d.recorder != nil {
 		errs = append(errs, d.recorder.Close(ctx))
@@ -133,14 +145,16 @@ func (d *Domain) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// Register registers the memory_*, session_*, guard_*, trace_* and
-// workflow_* tools on srv. A tool the server's mode does not admit is skipped (READONLY keeps
-// the read-only ones, MINIMAL none). It also registers the read-only
+// Register registers the memory_*, session_*, guard_*, trace_*, workflow_*
+// and agent_* tools on srv. A tool the server's mode does not admit is
+// skipped (READONLY keeps the read-only ones, MINIMAL none). It also
+// registers the read-only
 // resources and the prompts whose tools were admitted (see the package
 // documentation). Call it before serving.
 func (d *Domain) Register(srv *mcp.Server) error {
 	specs := map[string]toolspec.Spec{}
-	for _, list := range [][]toolspec.Spec{memory.ToolSpecs(), session.ToolSpecs(), guard.ToolSpecs(), trace.ToolSpecs(), workflow.ToolSpecs()} {
+	for _, list := range [][]toolspec.Spec{memory.ToolSpecs(), session.ToolSpecs(), guard.ToolSpecs(), trace.ToolSpecs(),
+		workflow.ToolSpecs(), agent.ToolSpecs()} {
 		for _, s := range list {
 			specs[s.Name] = s
 		}
@@ -177,6 +191,7 @@ func (d *Domain) Register(srv *mcp.Server) error {
 	add(&r, "workflow_run", wt.Run)
 	add(&r, "workflow_list", wt.List)
 	add(&r, "workflow_describe", wt.Describe)
+	d.addAgentTools(&r)
 	if r.err == nil && len(r.done) != len(specs) {
 		for name := range specs {
 			if !r.done[name] {
@@ -193,6 +208,9 @@ func (d *Domain) Register(srv *mcp.Server) error {
 	if r.err == nil {
 		r.err = d.registerWorkflows(srv, r.admitted)
 	}
+	if r.err == nil {
+		r.err = d.registerAgentExtras(srv, r.admitted)
+	}
 	return r.err
 }
 
@@ -208,6 +226,11 @@ type registrar struct {
 
 // add registers the domain handler h under the spec called name.
 func add[In, Out any](r *registrar, name string, h func(context.Context, In) (Out, error)) {
+	addTimed(r, name, 0, h)
+}
+
+// addTimed is add with the call deadline timeout (0: tools.defaultTimeoutMs).
+func addTimed[In, Out any](r *registrar, name string, timeout time.Duration, h func(context.Context, In) (Out, error)) {
 	if r.err != nil {
 		return
 	}
@@ -220,7 +243,9 @@ func add[In, Out any](r *registrar, name string, h func(context.Context, In) (Ou
 		return
 	}
 	r.done[name] = true
-	err := mcp.AddTypedTool(r.srv, Tool(spec), func(ctx context.Context, _ *mcp.CallToolRequest, in In) (Out, error) {
+	tool := Tool(spec)
+	tool.Timeout = timeout
+	err := mcp.AddTypedTool(r.srv, tool, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (Out, error) {
 		return h(ctx, in)
 	})
 	switch {

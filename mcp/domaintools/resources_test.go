@@ -133,11 +133,19 @@ func (c *rpcClient) complete(ref map[string]any, argument, value string, ctxArgs
 // tracing on or off, and returns an initialized client and the data dir.
 func setup(t *testing.T, mode string, tracing bool) (*rpcClient, string) {
 	t.Helper()
+	return setupWith(t, mode, tracing, "", nil)
+}
+
+// setupWith is setup with the agent profiles directory agentsDir ("" for
+// the default, none) and connect called on the Domain before Register.
+func setupWith(t *testing.T, mode string, tracing bool, agentsDir string, connect func(*Domain)) (*rpcClient, string) {
+	t.Helper()
 	dir := t.TempDir()
 	base := core.DefaultConfig("test")
 	base.AACP.DataDir, base.Server.Mode = dir, mode
 	cfg := DefaultConfig()
 	cfg.Trace.Enabled = tracing
+	cfg.Agent.Dir = agentsDir
 	d, err := New(Options{Config: cfg, Base: base})
 	if err != nil {
 		t.Fatal(err)
@@ -145,6 +153,9 @@ func setup(t *testing.T, mode string, tracing bool) (*rpcClient, string) {
 	srv, err := mcp.NewServer(mcp.Options{Config: &base, Audit: d.AuditSink()})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if connect != nil {
+		connect(d)
 	}
 	if err := d.Register(srv); err != nil {
 		t.Fatal(err)
@@ -197,10 +208,10 @@ func (c *rpcClient) listed() (uris, templates []string) {
 func TestResourcesReadAndComplete(t *testing.T) {
 	c, dir := setup(t, core.ModeFull, true)
 	uris, templates := c.listed()
-	if want := []string{URIMemoryEntries, URIPolicies, URISessionsActive, URITracesRecent, URIWorkflows}; !slices.Equal(uris, want) {
+	if want := []string{URIAgentsAvailable, URIMemoryEntries, URIPolicies, URISessionsActive, URITracesRecent, URIWorkflows}; !slices.Equal(uris, want) {
 		t.Errorf("resources %v, want %v", uris, want)
 	}
-	if want := []string{URIMemoryEntry, URIPolicy, URISession, URITrace, URIWorkflow}; !slices.Equal(templates, want) {
+	if want := []string{URIAgent, URIMemoryEntry, URIPolicy, URISession, URITrace, URIWorkflow}; !slices.Equal(templates, want) {
 		t.Errorf("templates %v, want %v", templates, want)
 	}
 
@@ -285,7 +296,7 @@ func TestPrompts(t *testing.T) {
 	for _, p := range list.Prompts {
 		names = append(names, p.Name)
 	}
-	if want := []string{PromptAnalyzeTrace, PromptRunWorkflow, PromptSearchMemory}; !slices.Equal(names, want) {
+	if want := []string{PromptAnalyzeTrace, PromptListAgents, PromptRunAgent, PromptRunWorkflow, PromptSearchMemory}; !slices.Equal(names, want) {
 		t.Errorf("prompts %v, want %v", names, want)
 	}
 	for name, want := range map[string][]string{
@@ -322,8 +333,8 @@ func TestRegisteredByMode(t *testing.T) {
 		templates []string
 		prompts   int
 	}{
-		{core.ModeFull, false, []string{URIMemoryEntry, URIPolicy, URISession, URIWorkflow}, 2},              // search_memory, run_workflow
-		{core.ModeReadOnly, true, []string{URIMemoryEntry, URIPolicy, URISession, URITrace, URIWorkflow}, 2}, // no run_workflow
+		{core.ModeFull, false, []string{URIAgent, URIMemoryEntry, URIPolicy, URISession, URIWorkflow}, 4},              // list_agents, run_agent, run_workflow
+		{core.ModeReadOnly, true, []string{URIAgent, URIMemoryEntry, URIPolicy, URISession, URITrace, URIWorkflow}, 3}, // no run_agent, no run_workflow
 		{core.ModeMinimal, true, nil, 0},
 	} {
 		t.Run(fmt.Sprint(tc.mode, tc.tracing), func(t *testing.T) {
