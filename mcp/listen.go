@@ -47,6 +47,10 @@ type listener struct {
 	filter listenFilter
 	stop   chan struct{} // closed when the server ends the stream
 	done   chan struct{} // closed when the stream's handler returned
+	// mu is held while the acknowledgement is sent and while a
+	// notification is: nothing overtakes the acknowledgement, and nothing
+	// that happens after it is missed.
+	mu sync.Mutex
 }
 
 // listeners are the server's open listen streams.
@@ -129,7 +133,10 @@ func (l *listeners) notify(method, uri string) int {
 		if uri != "" {
 			params["uri"] = uri
 		}
-		if x.sess.Notify(x.ctx, method, params) == nil {
+		x.mu.Lock()
+		err := x.sess.Notify(x.ctx, method, params)
+		x.mu.Unlock()
+		if err == nil {
 			n++
 		}
 	}
@@ -162,12 +169,15 @@ func (sess *Session) listen(ctx context.Context, req *jsonrpc.Request) (any, err
 	x := &listener{sess: sess, ctx: ctx, id: json.RawMessage(id.String()), filter: f,
 		stop: make(chan struct{}), done: make(chan struct{})}
 	defer close(x.done)
-	if err := sess.Notify(ctx, NotifySubscriptionsAcknowledged, map[string]any{
-		"_meta": map[string]any{MetaSubscriptionID: x.id}, "notifications": f}); err != nil {
-		return nil, err
-	}
+	x.mu.Lock()
 	s.listeners.add(x)
 	defer s.listeners.remove(x)
+	err := sess.Notify(ctx, NotifySubscriptionsAcknowledged, map[string]any{
+		"_meta": map[string]any{MetaSubscriptionID: x.id}, "notifications": f})
+	x.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
 	select {
 	case <-ctx.Done():
 		return nil, jsonrpc.ErrNoResponse
