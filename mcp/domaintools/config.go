@@ -13,6 +13,8 @@ import (
 type StoreConfig struct {
 	Dir           string `json:"dir" help:"Directory of the shared SQLite store (memory, sessions, traces); empty means {aacp.dataDir}/store. Processes given the same absolute path share one store."`
 	BusyTimeoutMs int    `json:"busyTimeoutMs" config:"max=600000" help:"How long a write waits for another process's write, in milliseconds."`
+	// WatchIntervalMs paces the polling of the change feed (updates.go).
+	WatchIntervalMs int `json:"watchIntervalMs" config:"min=10,max=60000" help:"While a session subscribes to a memory://, sessions:// or traces:// resource, how often the store is checked for other processes' writes, in milliseconds (this process's own writes notify at once)."`
 }
 
 // GuardConfig is the "guard" section of the configuration.
@@ -42,7 +44,8 @@ type Config struct {
 // aacp.dataDir, tracing on without arguments.
 func DefaultConfig() Config {
 	return Config{
-		Store: StoreConfig{BusyTimeoutMs: int(store.DefaultBusyTimeout / time.Millisecond)},
+		Store: StoreConfig{BusyTimeoutMs: int(store.DefaultBusyTimeout / time.Millisecond),
+			WatchIntervalMs: int(store.DefaultWatchInterval / time.Millisecond)},
 		Trace: TraceConfig{Enabled: false, MaxCapturedBytes: trace.DefaultMaxCaptured, QueueSize: trace.DefaultQueueSize,
 			BatchSize: trace.DefaultBatchSize, RetentionMaxAgeMs: int(trace.DefaultMaxAge / time.Millisecond),
 			RetentionMaxEvents: trace.DefaultMaxEvents},

@@ -43,6 +43,7 @@ type Domain struct {
 	traces   *trace.Service
 	recorder *trace.Recorder // nil when tracing is off
 	sink     *AuditSink      // nil when tracing is off
+	updates  *updates        // resources/updated notifications (updates.go)
 	serverID string
 }
 
@@ -66,7 +67,8 @@ func New(opts Options) (*Domain, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Domain{db: db, serverID: opts.IDs.NewID()}
+	d := &Domain{db: db, serverID: opts.IDs.NewID(),
+		updates: newUpdates(db, time.Duration(cfg.Store.WatchIntervalMs)*time.Millisecond, opts.Clock, opts.Logger)}
 	d.memory = memory.NewService(db.Memory(), opts.Clock)
 	d.sessions = session.NewService(db.Sessions(), opts.Clock, opts.IDs)
 	dir := cfg.PoliciesDir(dataDir)
@@ -121,6 +123,7 @@ func (d *Domain) TraceCounts() (accepted, dropped, failed uint64) {
 // the store.
 func (d *Domain) Close(ctx context.Context) error {
 	var errs []error
+	d.updates.stop()
 	if d.recorder != nil {
 		errs = append(errs, d.recorder.Close(ctx))
 	}
@@ -180,6 +183,9 @@ func (d *Domain) Register(srv *mcp.Server) error {
 	}
 	if r.err == nil {
 		r.err = d.registerPrompts(srv, r.admitted)
+	}
+	if r.err == nil {
+		d.updates.attach(srv)
 	}
 	return r.err
 }
