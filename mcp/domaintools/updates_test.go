@@ -121,3 +121,26 @@ func TestUpdatesOfAnotherProcess(t *testing.T) {
 	clock.Advance(time.Second)
 	c.awaitUpdate("sessions://id/" + sess.ID)
 }
+
+func TestMemoryEntriesNewestFirst(t *testing.T) {
+	t.Parallel()
+	c, _, _ := setupClock(t, core.ModeFull, false, nil)
+	for _, k := range []string{"a", "b", "c", "a"} {
+		c.tool("memory_store", map[string]any{"namespace": "ns", "key": k, "value": 1})
+	}
+	var keys []string
+	for _, e := range c.read(URIMemoryEntries)["entries"].([]any) {
+		keys = append(keys, e.(map[string]any)["key"].(string))
+	}
+	if !slices.Equal(keys, []string{"a", "c", "b"}) {
+		t.Fatalf("memory://entries lists %v, want the newest first: [a c b]", keys)
+	}
+	// memory_list keeps its stable order for paging.
+	var listed []string
+	for _, e := range c.tool("memory_list", map[string]any{})["entries"].([]any) {
+		listed = append(listed, e.(map[string]any)["key"].(string))
+	}
+	if !slices.Equal(listed, []string{"a", "b", "c"}) {
+		t.Fatalf("memory_list lists %v, want [a b c]", listed)
+	}
+}
