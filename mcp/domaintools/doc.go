@@ -32,6 +32,20 @@
 //     The prompts search_memory {query} (with memory_search) and
 //     analyze_trace {traceId} (with trace_analyze and tracing on) ask the
 //     model to call those tools. Nothing is read at registration.
+//   - Tracing (trace.enabled) is on by default: with it, the first
+//     tools/call creates the store.
+//   - memory://entries lists the newest entries first; memory_list pages
+//     by namespace, then key.
+//   - Subscribers to a memory://, sessions:// or traces:// resource get
+//     notifications/resources/updated when what it shows changes, made by
+//     this process (at commit) or another sharing the store (found by
+//     polling the store's change feed every store.watchIntervalMs, only
+//     while some session subscribes to such a resource): a memory write
+//     updates memory://entries and that entry's URI, a session write
+//     sessions://active and sessions://id/{id}, a trace write
+//     traces://recent and the traces://id/{traceId} of its traces (pruning,
+//     or a change feed that was trimmed before it was read, updates every
+//     subscribed one). policies:// never changes while the server runs.
 //   - Close writes what is queued and closes the store.
 //   - Config holds the store, guard and trace sections; LoadConfig loads
 //     them with mcprt's base sections through one core.Loader, so their
