@@ -94,7 +94,9 @@
 // succeeds, and a session's subscriptions end with it (at most 4096 per
 // session; URIs of at most 8192 bytes). Server.ResourceUpdated sends
 // notifications/resources/updated to the running sessions subscribed to
-// exactly that URI, and to no other. Adding or removing a resource or a
+// exactly that URI, and to no other; Server.Subscriptions lists the URIs
+// subscribed to, resolved, and Server.OnSubscribe hears of each
+// subscription before it is answered. Adding or removing a resource or a
 // template sends notifications/resources/list_changed to every running
 // session.
 //

@@ -30,7 +30,7 @@ func newDomainClient(t *testing.T, dir string, env ...string) (*toolClient, stri
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	// Tracing is off by default; these tests read traces, so turn it on
+	// Tracing is on by default; these tests read traces, so say so anyway
 	// (a later MCPRT_TRACE_ENABLED in env wins).
 	return newToolClient(t, append([]string{"MCPRT_STORE_DIR=" + dir, "MCPRT_TRACE_ENABLED=true"}, env...)...), dir
 }

@@ -14,6 +14,8 @@ import (
 type StoreConfig struct {
 	Dir           string `json:"dir" help:"Directory of the shared SQLite store (memory, sessions, traces); empty means {aacp.dataDir}/store. Processes given the same absolute path share one store."`
 	BusyTimeoutMs int    `json:"busyTimeoutMs" config:"max=600000" help:"How long a write waits for another process's write, in milliseconds."`
+	// WatchIntervalMs paces the polling of the change feed (updates.go).
+	WatchIntervalMs int `json:"watchIntervalMs" config:"min=10,max=60000" help:"While a session subscribes to a memory://, sessions:// or traces:// resource, how often the store is checked for other processes' writes, in milliseconds (this process's own writes notify at once)."`
 }
 
 // GuardConfig is the "guard" section of the configuration.
@@ -28,7 +30,7 @@ type WorkflowConfig struct {
 
 // TraceConfig is the "trace" section of the configuration.
 type TraceConfig struct {
-	Enabled            bool `json:"enabled" help:"Record every tools/call that passes validation as a trace event in the store (off by default: the store writer costs more CPU than a no-op call)."`
+	Enabled            bool `json:"enabled" help:"Record every tools/call that passes validation as a trace event in the store ({aacp.dataDir}/store unless store.dir is set). The call only queues the event; a background writer stores it in batches, and a full queue drops events rather than wait."`
 	CaptureArguments   bool `json:"captureArguments" help:"Also keep each call's arguments and result, redacted with logging.redactKeys and bounded by trace.maxCapturedBytes."`
 	MaxCapturedBytes   int  `json:"maxCapturedBytes" config:"min=64,max=1048576" help:"Largest captured arguments or result per call, in bytes of JSON; longer ones keep a preview."`
 	QueueSize          int  `json:"queueSize" config:"max=1000000" help:"Trace events waiting to be written; when full, new events are dropped and counted (the call never waits)."`
@@ -57,8 +59,9 @@ type Config struct {
 // aacp.dataDir, tracing on without arguments.
 func DefaultConfig() Config {
 	return Config{
-		Store: StoreConfig{BusyTimeoutMs: int(store.DefaultBusyTimeout / time.Millisecond)},
-		Trace: TraceConfig{Enabled: false, MaxCapturedBytes: trace.DefaultMaxCaptured, QueueSize: trace.DefaultQueueSize,
+		Store: StoreConfig{BusyTimeoutMs: int(store.DefaultBusyTimeout / time.Millisecond),
+			WatchIntervalMs: int(store.DefaultWatchInterval / time.Millisecond)},
+		Trace: TraceConfig{Enabled: true, MaxCapturedBytes: trace.DefaultMaxCaptured, QueueSize: trace.DefaultQueueSize,
 			BatchSize: trace.DefaultBatchSize, RetentionMaxAgeMs: int(trace.DefaultMaxAge / time.Millisecond),
 			RetentionMaxEvents: trace.DefaultMaxEvents},
 		Agent: AgentConfig{MaxDelegationDepth: agent.DefaultMaxDelegationDepth, RunTimeoutMs: defaultRunTimeoutMs},

@@ -61,6 +61,20 @@
 //     agent_list), agents://id/{agentId} (with agent_get), and the prompts
 //     list_agents (with agent_list) and run_agent (with agent_run), with
 //     agentId completed from live data.
+//   - Tracing (trace.enabled) is on by default: with it, the first
+//     tools/call creates the store.
+//   - memory://entries lists the newest entries first; memory_list pages
+//     by namespace, then key.
+//   - Subscribers to a memory://, sessions:// or traces:// resource get
+//     notifications/resources/updated when what it shows changes, made by
+//     this process (at commit) or another sharing the store (found by
+//     polling the store's change feed every store.watchIntervalMs, only
+//     while some session subscribes to such a resource): a memory write
+//     updates memory://entries and that entry's URI, a session write
+//     sessions://active and sessions://id/{id}, a trace write
+//     traces://recent and the traces://id/{traceId} of its traces (pruning,
+//     or a change feed that was trimmed before it was read, updates every
+//     subscribed one). policies:// never changes while the server runs.
 //   - Close stops delegation, writes what is queued and closes the store.
 //   - Config holds the store, guard, trace, workflow and agent sections; LoadConfig
 //     loads them with mcprt's base sections through one core.Loader, so

@@ -48,6 +48,7 @@ type Domain struct {
 	runTimeoutMs int
 	recorder     *trace.Recorder // nil when tracing is off
 	sink         *AuditSink      // nil when tracing is off
+	updates      *updates        // resources/updated notifications (updates.go)
 	serverID     string
 	flows        *workflow.Engine
 }
@@ -72,7 +73,8 @@ func New(opts Options) (*Domain, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Domain{db: db, serverID: opts.IDs.NewID(), runTimeoutMs: cfg.Agent.RunTimeoutMs}
+	d := &Domain{db: db, serverID: opts.IDs.NewID(), runTimeoutMs: cfg.Agent.RunTimeoutMs,
+		updates: newUpdates(db, time.Duration(cfg.Store.WatchIntervalMs)*time.Millisecond, opts.Clock, opts.Logger)}
 	d.memory = memory.NewService(db.Memory(), opts.Clock)
 	d.sessions = session.NewService(db.Sessions(), opts.Clock, opts.IDs)
 	dir := cfg.PoliciesDir(dataDir)
@@ -138,6 +140,7 @@ func (d *Domain) TraceCounts() (accepted, dropped, failed uint64) {
 func (d *Domain) Close(ctx context.Context) error {
 	d.agents.Close()
 	var errs []error
+	d.updates.stop()
 	if d.recorder != nil {
 		errs = append(errs, d.recorder.Close(ctx))
 	}
@@ -210,6 +213,9 @@ func (d *Domain) Register(srv *mcp.Server) error {
 	}
 	if r.err == nil {
 		r.err = d.registerAgentExtras(srv, r.admitted)
+	}
+	if r.err == nil {
+		d.updates.attach(srv)
 	}
 	return r.err
 }

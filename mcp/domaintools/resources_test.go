@@ -21,6 +21,8 @@ type rpcClient struct {
 	t      *testing.T
 	stream jsonrpc.Stream
 	next   int
+	// updated holds the URIs of the notifications/resources/updated read.
+	updated []string
 }
 
 // rpcReply is a response's result or error.
@@ -59,6 +61,7 @@ func (c *rpcClient) call(method string, params any) rpcReply {
 		if err := json.Unmarshal(data, &r); err != nil {
 			c.t.Fatalf("%s: %v in %s", method, err, data)
 		}
+		c.noteUpdate(data)
 		if string(r.ID) == fmt.Sprint(c.next) {
 			return r.rpcReply
 		}
@@ -133,12 +136,27 @@ func (c *rpcClient) complete(ref map[string]any, argument, value string, ctxArgs
 // tracing on or off, and returns an initialized client and the data dir.
 func setup(t *testing.T, mode string, tracing bool) (*rpcClient, string) {
 	t.Helper()
-	return setupWith(t, mode, tracing, "", nil)
+	c, dir, _ := setupFull(t, mode, tracing, "", nil, nil)
+	return c, dir
 }
 
 // setupWith is setup with the agent profiles directory agentsDir ("" for
 // the default, none) and connect called on the Domain before Register.
 func setupWith(t *testing.T, mode string, tracing bool, agentsDir string, connect func(*Domain)) (*rpcClient, string) {
+	t.Helper()
+	c, dir, _ := setupFull(t, mode, tracing, agentsDir, connect, nil)
+	return c, dir
+}
+
+// setupClock is setup with the Domain on clock (nil: the system's); it
+// also returns the Domain.
+func setupClock(t *testing.T, mode string, tracing bool, clock core.Clock) (*rpcClient, string, *Domain) {
+	t.Helper()
+	return setupFull(t, mode, tracing, "", nil, clock)
+}
+
+// setupFull is setup with every option.
+func setupFull(t *testing.T, mode string, tracing bool, agentsDir string, connect func(*Domain), clock core.Clock) (*rpcClient, string, *Domain) {
 	t.Helper()
 	dir := t.TempDir()
 	base := core.DefaultConfig("test")
@@ -146,7 +164,7 @@ func setupWith(t *testing.T, mode string, tracing bool, agentsDir string, connec
 	cfg := DefaultConfig()
 	cfg.Trace.Enabled = tracing
 	cfg.Agent.Dir = agentsDir
-	d, err := New(Options{Config: cfg, Base: base})
+	d, err := New(Options{Config: cfg, Base: base, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +199,7 @@ func setupWith(t *testing.T, mode string, tracing bool, agentsDir string, connec
 		Data: []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")}); err != nil {
 		t.Fatal(err)
 	}
-	return c, dir
+	return c, dir, d
 }
 
 // listed returns the URIs (or templates) of resources/list (or
