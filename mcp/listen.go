@@ -98,6 +98,17 @@ func (l *listeners) stopSession(ctx context.Context, sess *Session) {
 	}
 }
 
+// uris returns the resource URIs the open streams watch.
+func (l *listeners) uris() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for x := range l.set {
+		out = append(out, x.filter.ResourceSubscriptions...)
+	}
+	return out
+}
+
 // matching returns the streams that asked for the notification method (of
 // uri, for resources/updated).
 func (l *listeners) matching(method, uri string) []*listener {
@@ -172,6 +183,9 @@ func (sess *Session) listen(ctx context.Context, req *jsonrpc.Request) (any, err
 	x.mu.Lock()
 	s.listeners.add(x)
 	defer s.listeners.remove(x)
+	for _, uri := range f.ResourceSubscriptions {
+		s.subscribed(uri) // before the acknowledgement, as resources/subscribe does before its answer
+	}
 	err := sess.Notify(ctx, NotifySubscriptionsAcknowledged, map[string]any{
 		"_meta": map[string]any{MetaSubscriptionID: x.id}, "notifications": f})
 	x.mu.Unlock()

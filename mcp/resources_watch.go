@@ -17,8 +17,9 @@ type Subscription struct {
 	Variables map[string]string
 }
 
-// Subscriptions returns the distinct URIs that sessions subscribe to,
-// sorted, each resolved as resources/read would resolve it.
+// Subscriptions returns the distinct URIs that sessions subscribe to (with
+// resources/subscribe, or on a subscriptions/listen stream), sorted, each
+// resolved as resources/read would resolve it.
 func (s *Server) Subscriptions() []Subscription {
 	rs := s.resources
 	rs.subs.mu.Lock()
@@ -29,6 +30,9 @@ func (s *Server) Subscriptions() []Subscription {
 		}
 	}
 	rs.subs.mu.Unlock()
+	for _, uri := range s.listeners.uris() {
+		uris[uri] = struct{}{}
+	}
 	out := make([]Subscription, 0, len(uris))
 	for uri := range uris {
 		sub := Subscription{URI: uri}
