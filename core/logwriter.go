@@ -154,8 +154,12 @@ func (w *LogWriter) Dropped() uint64 { return w.dropped.Load() }
 // last write, or, when ctx ends first, an error wrapping ctx.Err().
 func (w *LogWriter) Flush(ctx context.Context) error {
 	w.mu.Lock()
-	target := w.accepted
+	target, done := w.accepted, w.written >= w.accepted
+	err := w.lastErr
 	w.mu.Unlock()
+	if done { // nothing pending: no wake-up left behind to split the next batch
+		return err
+	}
 	w.wake()
 	for {
 		w.mu.Lock()

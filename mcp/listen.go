@@ -145,7 +145,10 @@ func (l *listeners) notify(method, uri string) int {
 			params["uri"] = uri
 		}
 		x.mu.Lock()
-		err := x.sess.Notify(x.ctx, method, params)
+		err := x.ctx.Err() // a cancelled stream gets nothing more, even before its handler returns
+		if err == nil {
+			err = x.sess.Notify(x.ctx, method, params)
+		}
 		x.mu.Unlock()
 		if err == nil {
 			n++

@@ -100,8 +100,11 @@ func TestAgentProfilesThroughBinary(t *testing.T) {
 	c.fails(t, "agent_run", `{"agentId":"ghost"}`, "AGENT_NOT_FOUND")
 	c.fails(t, "agent_run", `{"agentId":"reviewer"}`, "NOT_IMPLEMENTED") // no workflow, no messaging, not in process
 	c.fails(t, "agent_run", `{"input":{}}`, "INVALID_ARGUMENT")
-	if _, err := os.Stat(filepath.Join(data, "aacp")); err == nil {
-		t.Error("listing and in-process runs created the messaging journal")
+	// The data dir holds the store (tracing is on by default), never the
+	// messaging journal.
+	entries, _ := os.ReadDir(filepath.Join(data, "aacp"))
+	if slices.ContainsFunc(entries, func(e os.DirEntry) bool { return e.Name() != "store" }) {
+		t.Errorf("listing and in-process runs created the messaging journal: %v", entries)
 	}
 
 	// Resources, completion and prompts.
