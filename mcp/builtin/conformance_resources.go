@@ -34,7 +34,7 @@ func conformanceEnabled(cfg core.Config) bool {
 // template and prompts on srv, naming the first that fails.
 func registerConformance(srv *mcp.Server) error {
 	w := &watchedResource{text: conformanceWatchedFirst}
-	for _, t := range conformanceTools(w) {
+	for _, t := range append(conformanceTools(w), conformanceTaskTools()...) { // conformance_tasks.go
 		if err := t.add(srv); err != nil {
 			return fmt.Errorf("builtin: register conformance tool %q: %w", t.name, err)
 		}
