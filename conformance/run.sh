@@ -21,7 +21,11 @@
 #                          supergateway (one mcprt process per session), which
 #                          exercises stdio (supergateway itself does not check
 #                          Host/Origin, so dns-rebinding-protection fails there)
-#   CONFORMANCE_SUITES     suite versions to run (default: both)
+#   CONFORMANCE_SUITES     suite runs, each VERSION or VERSION@REVISION (a 0.2
+#                          suite run with --requirements REVISION); default:
+#                          0.1.16, 0.2.0-alpha.12@2025-11-25 (the session
+#                          revision) and 0.2.0-alpha.12@2026-07-28 (the
+#                          stateless revision), all against one server
 #   CONFORMANCE_SCENARIO   run this one scenario only
 #   CONFORMANCE_CACHE      where the tools are installed
 #   CONFORMANCE_TIMEOUT    seconds one suite may take (default 180)
@@ -37,11 +41,10 @@ root=$(dirname "$here")
 
 bin=${CONFORMANCE_BIN:-$root/bin/mcprt}
 transport=${CONFORMANCE_TRANSPORT:-http}
-suites=${CONFORMANCE_SUITES:-0.1.16 0.2.0-alpha.12}
+suites=${CONFORMANCE_SUITES:-0.1.16 0.2.0-alpha.12@2025-11-25 0.2.0-alpha.12@2026-07-28}
 scenario=${CONFORMANCE_SCENARIO:-}
 cache=${CONFORMANCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mcprt/conformance}
 suite_timeout=${CONFORMANCE_TIMEOUT:-180}
-requirements=2025-11-25 # the revision the 0.2 suites run at (--requirements)
 
 die() {
 	echo "conformance: $*" >&2
@@ -145,10 +148,13 @@ done
 
 # --- the suites --------------------------------------------------------------
 failed=0
-for v in $suites; do
+for run in $suites; do
+	v=${run%@*}
+	requirements=2025-11-25 # the revision a 0.2 suite runs at (--requirements) unless named
+	[[ $run == *@* ]] && requirements=${run#*@}
 	cli=$tools/node_modules/conformance-$v/dist/index.js
 	[[ -f $cli ]] || die "suite version $v is not pinned in conformance/package.json"
-	args=(server --url "$url" -o "$out/$v")
+	args=(server --url "$url" -o "$out/$run")
 	if [[ $v == 0.1.* ]]; then
 		label="conformance $v (active suite)"
 	elif [[ -n $scenario ]]; then
@@ -162,22 +168,24 @@ for v in $suites; do
 	label="$label over $transport"
 	# In the background, so that a signal to this script is handled at once
 	# (bash runs traps only between foreground commands).
-	timeout --kill-after=5 "$suite_timeout" "$node" "$cli" "${args[@]}" >"$out/$v.log" 2>&1 &
+	timeout --kill-after=5 "$suite_timeout" "$node" "$cli" "${args[@]}" >"$out/$run.log" 2>&1 &
 	suite_pid=$!
 	rc=0
 	wait "$suite_pid" || rc=$?
 	suite_pid=
 	if [[ $rc -eq 124 || $rc -eq 137 ]]; then
-		echo "$label: TIMED OUT after ${suite_timeout}s (log: $out/$v.log)"
+		echo "$label: TIMED OUT after ${suite_timeout}s (log: $out/$run.log)"
 		failed=1
 		continue
 	fi
 	checks_rc=0
-	"$node" "$here/summarize.mjs" "$out/$v" "$label" || checks_rc=$?
+	reqfile=
+	[[ -z $scenario && $v != 0.1.* ]] && reqfile=$tools/node_modules/conformance-$v/requirements/$requirements.yaml
+	"$node" "$here/summarize.mjs" "$out/$run" "$label" $reqfile || checks_rc=$?
 	if [[ $checks_rc -ne 0 ]]; then
 		failed=1
 	elif [[ $rc -ne 0 ]]; then
-		tail -20 "$out/$v.log"
+		tail -20 "$out/$run.log"
 		echo "$label: the suite exited $rc although no check failed (log above)"
 		failed=1
 	fi

@@ -1,16 +1,34 @@
-// summarize.mjs DIR LABEL — reads the checks.json files the MCP conformance
-// suite wrote under DIR (one directory per scenario) and prints one summary
-// line for the suite, then one line per failed check. Exits 1 when a check
-// failed or when no scenario ran at all (a run that tested nothing is not a
-// pass), 0 otherwise.
+// summarize.mjs DIR LABEL [REQUIREMENTS] — reads the checks.json files the
+// MCP conformance suite wrote under DIR (one directory per scenario) and
+// prints one summary line for the suite, then one line per failed check.
+// Exits 1 when a check failed or when no scenario ran at all (a run that
+// tested nothing is not a pass), 0 otherwise. With REQUIREMENTS (the suite's
+// requirements/<revision>.yaml) only the scenarios its server list scores
+// count; the others (extensions, pending scenarios) are reported on a line
+// of their own and never fail the run.
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 
-const [dir, label] = process.argv.slice(2);
+const [dir, label, requirements] = process.argv.slice(2);
 if (!dir || !label) {
-  console.error('usage: node summarize.mjs DIR LABEL');
+  console.error('usage: node summarize.mjs DIR LABEL [REQUIREMENTS]');
   process.exit(2);
 }
+
+// scored reads the server scenarios a requirements file lists: the items
+// of its top-level "server:" list.
+const scored = (file) => {
+  const names = new Set();
+  let inServer = false;
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (/^\S/.test(line)) inServer = line.startsWith('server:');
+    const m = inServer && line.match(/^\s+-\s+([\w\/.-]+)\s*$/);
+    if (m) names.add(m[1]);
+  }
+  if (names.size === 0) throw new Error(`${file} lists no server scenario`);
+  return names;
+};
+const counted = requirements ? scored(requirements) : null;
 
 // A scenario's directory is server-<scenario>-<ISO timestamp>.
 const scenarioOf = (name) =>
@@ -28,6 +46,13 @@ for (const entry of existsSync(dir) ? readdirSync(dir).sort() : []) {
   }
   scenarios.push({ name: scenarioOf(entry), checks: Array.isArray(checks) ? checks : [] });
 }
+const failing = (s) => s.checks.some((c) => c.status === 'FAILURE');
+const extra = counted ? scenarios.filter((s) => !counted.has(s.name)) : [];
+if (counted) {
+  scenarios.splice(0, scenarios.length, ...scenarios.filter((s) => counted.has(s.name)));
+  const missing = [...counted].filter((n) => !scenarios.some((s) => s.name === n));
+  for (const n of missing) scenarios.push({ name: n, checks: [{ id: 'ran', status: 'FAILURE', errorMessage: 'the scenario did not run' }] });
+}
 
 const count = (status) =>
   scenarios.reduce((n, s) => n + s.checks.filter((c) => c.status === status).length, 0);
@@ -39,6 +64,11 @@ let line = `${label}: ${scenarios.length - failed.length}/${scenarios.length} sc
 if (failed.length > 0) line += `; FAILED: ${failed.map((s) => s.name).join(', ')}`;
 if (scenarios.length === 0) line += '; NO SCENARIO RAN';
 console.log(line);
+if (extra.length > 0) {
+  const bad = extra.filter(failing);
+  console.log(`  not scored by this revision: ${extra.length - bad.length}/${extra.length} pass` +
+    (bad.length > 0 ? ` (failing: ${bad.map((s) => s.name).join(', ')})` : ''));
+}
 for (const s of failed) {
   for (const c of s.checks.filter((c) => c.status === 'FAILURE')) {
     console.log(`  ${s.name} / ${c.id}: ${c.errorMessage ?? c.description ?? 'failed'}`);

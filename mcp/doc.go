@@ -94,7 +94,9 @@
 // succeeds, and a session's subscriptions end with it (at most 4096 per
 // session; URIs of at most 8192 bytes). Server.ResourceUpdated sends
 // notifications/resources/updated to the running sessions subscribed to
-// exactly that URI, and to no other. Adding or removing a resource or a
+// exactly that URI, and to no other; Server.Subscriptions lists the URIs
+// subscribed to, resolved, and Server.OnSubscribe hears of each
+// subscription before it is answered. Adding or removing a resource or a
 // template sends notifications/resources/list_changed to every running
 // session.
 //
@@ -183,6 +185,41 @@
 // tools.clientRequestTimeoutMs (default 60000), or less when the caller's
 // context ends sooner; a request given up this way (TIMEOUT, or the
 // context's cause) is followed by notifications/cancelled naming it.
+//
+// # The stateless revision (2026-07-28)
+//
+// A request whose params._meta names a protocol version
+// (MetaProtocolVersion), and every server/discover and
+// subscriptions/listen, is handled statelessly, on any session and in any
+// lifecycle state, without touching the session: its revision, client
+// capabilities (MetaClientCapabilities), client info and log level
+// (MetaLogLevel) are its own. Missing or malformed _meta is -32602; a
+// version other than Version20260728 is -32022 with data {supported,
+// requested}; the methods the revision removed (initialize, ping,
+// logging/setLevel, resources/subscribe, resources/unsubscribe, shutdown)
+// are -32601. Every result gets resultType and _meta[MetaServerInfo]; list
+// results, resources/read and server/discover get ttlMs and cacheScope
+// (stateless.*). An unknown resource is -32602 with data.uri. A session
+// created with SessionOptions.Stateless treats every request this way (the
+// HTTP transport serves each stateless POST on such a session).
+//
+// Handlers ask the client for input with RequestInput (or Session.Elicit,
+// CreateMessage, ListRoots): in a session the requests go to the client; in
+// a stateless request the answers come from the request's inputResponses
+// and the signed requestState, and a missing one makes RequestInput return
+// ErrInputRequired, which the handler returns and the server turns into an
+// input_required result naming everything still missing. The handler runs
+// again from the start on the retry. A capability the request did not
+// declare is a *MissingCapabilityError (-32021). requestState is
+// HMAC-SHA-256 over what it carries (earlier answers, the handler's
+// SetRequestState bytes, the method, the target, an expiry): a changed,
+// foreign, misdirected or expired one is -32602 and never reaches a
+// handler. Options.RequestStateKey shares the key between replicas.
+//
+// subscriptions/listen acknowledges first (only what the server serves),
+// then sends the chosen list_changed and resources/updated notifications
+// tagged with the listen request's id; the client's cancellation ends it
+// without an answer, Server.Shutdown with one.
 //
 // # Content by revision
 //

@@ -47,6 +47,10 @@ type listener struct {
 	filter listenFilter
 	stop   chan struct{} // closed when the server ends the stream
 	done   chan struct{} // closed when the stream's handler returned
+	// mu is held while the acknowledgement is sent and while a
+	// notification is: nothing overtakes the acknowledgement, and nothing
+	// that happens after it is missed.
+	mu sync.Mutex
 }
 
 // listeners are the server's open listen streams.
@@ -94,6 +98,17 @@ func (l *listeners) stopSession(ctx context.Context, sess *Session) {
 	}
 }
 
+// uris returns the resource URIs the open streams watch.
+func (l *listeners) uris() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for x := range l.set {
+		out = append(out, x.filter.ResourceSubscriptions...)
+	}
+	return out
+}
+
 // matching returns the streams that asked for the notification method (of
 // uri, for resources/updated).
 func (l *listeners) matching(method, uri string) []*listener {
@@ -129,7 +144,10 @@ func (l *listeners) notify(method, uri string) int {
 		if uri != "" {
 			params["uri"] = uri
 		}
-		if x.sess.Notify(x.ctx, method, params) == nil {
+		x.mu.Lock()
+		err := x.sess.Notify(x.ctx, method, params)
+		x.mu.Unlock()
+		if err == nil {
 			n++
 		}
 	}
@@ -162,12 +180,18 @@ func (sess *Session) listen(ctx context.Context, req *jsonrpc.Request) (any, err
 	x := &listener{sess: sess, ctx: ctx, id: json.RawMessage(id.String()), filter: f,
 		stop: make(chan struct{}), done: make(chan struct{})}
 	defer close(x.done)
-	if err := sess.Notify(ctx, NotifySubscriptionsAcknowledged, map[string]any{
-		"_meta": map[string]any{MetaSubscriptionID: x.id}, "notifications": f}); err != nil {
-		return nil, err
-	}
+	x.mu.Lock()
 	s.listeners.add(x)
 	defer s.listeners.remove(x)
+	for _, uri := range f.ResourceSubscriptions {
+		s.subscribed(uri) // before the acknowledgement, as resources/subscribe does before its answer
+	}
+	err := sess.Notify(ctx, NotifySubscriptionsAcknowledged, map[string]any{
+		"_meta": map[string]any{MetaSubscriptionID: x.id}, "notifications": f})
+	x.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
 	select {
 	case <-ctx.Done():
 		return nil, jsonrpc.ErrNoResponse

@@ -274,3 +274,10 @@ func (s *Server) inputOutcome(ctx context.Context, err error) (result any, handl
 	}
 	return res, true, nil
 }
+
+// ClientCapabilitiesFor returns what the client declared for the request
+// whose context ctx is: its _meta capabilities under the stateless
+// revision, else what it declared in the session's initialize.
+func ClientCapabilitiesFor(ctx context.Context, sess *Session) ClientCapabilities {
+	return sess.capsFor(ctx)
+}

@@ -244,6 +244,7 @@ func (sess *Session) subscribeResource(_ context.Context, req *jsonrpc.Request) 
 	if err := rs.subs.add(sess, uri); err != nil {
 		return nil, err
 	}
+	sess.srv.subscribed(uri)
 	return emptyResult, nil
 }
 

@@ -75,7 +75,8 @@ type Server struct {
 	exhausted core.ExhaustionCounter
 
 	tools     *registry[*registeredTool]
-	resources *resourceSet // resources, templates, subscriptions
+	resources *resourceSet   // resources, templates, subscriptions
+	subHooks  subscribeHooks // OnSubscribe (resources_watch.go)
 	prompts   *promptSet
 
 	sessMu   sync.Mutex // guards sessions

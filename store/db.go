@@ -50,6 +50,8 @@ type DB struct {
 	// spinning in SQLite's busy handler against each other. Other
 	// processes are held off by SQLite's file locks and the busy timeout.
 	writeSlot chan struct{}
+
+	hooks writeHooks // called after each committed write (changes.go)
 }
 
 // New returns a DB for the data directory opts.Dir (a relative path is
@@ -163,7 +165,11 @@ func (d *DB) write(ctx context.Context, fn func(conn *sql.Conn) error) error {
 		return ctxError(ctx, "waiting for the write slot")
 	}
 	defer func() { <-d.writeSlot }()
-	return runImmediate(ctx, db, fn)
+	if err := runImmediate(ctx, db, fn); err != nil {
+		return err
+	}
+	d.wrote()
+	return nil
 }
 
 // runImmediate runs fn in a BEGIN IMMEDIATE transaction on one connection.

@@ -34,7 +34,21 @@
 // session_policies; trace_batches, one row per batch of finished tool
 // calls (its events as a compact binary blob, with its time span and the
 // lists of trace and session ids it holds, so a write costs one row, not
-// one per call; reads decode the batches they select).
+// one per call; reads decode the batches they select) and trace_blooms,
+// per batch a Bloom filter of its trace and session ids, through which
+// trace_get and trace_by_session pick the batches they decode; changes,
+// the change feed: triggers add a row (seq, domain, scope, key) for every
+// write to memory_entries, sessions or trace_batches, in the write's own
+// transaction, and trim the table to its last 4096 to 4352 rows.
+//
+// # Change feed
+//
+// LastChange and ChangesSince read the feed; a reader that fell behind
+// the trimming is told so (gap). A Watcher follows it while started: it
+// polls every WatchOptions.Interval (timed by the injected core.Clock) for
+// other processes' writes and at once after each write its own DB
+// commits, stops by itself when WatchOptions.Active says nobody cares,
+// and costs nothing until started again.
 //
 // # Example
 //

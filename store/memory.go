@@ -135,8 +135,12 @@ func (m *Memory) List(ctx context.Context, q memory.ListQuery) (page memory.List
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM memory_entries WHERE `+where, args...).Scan(&page.Total); err != nil {
 			return storeError(ctx, "counting entries", err)
 		}
+		order := `namespace, key`
+		if q.Recent {
+			order = `stored_at DESC, rev DESC`
+		}
 		rows, err := tx.QueryContext(ctx, `SELECT namespace, key, stored_at, size FROM memory_entries WHERE `+where+
-			` ORDER BY namespace, key LIMIT ? OFFSET ?`, append(args, q.Limit, q.Offset)...)
+			` ORDER BY `+order+` LIMIT ? OFFSET ?`, append(args, q.Limit, q.Offset)...)
 		if err != nil {
 			return storeError(ctx, "listing entries", err)
 		}

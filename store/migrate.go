@@ -14,6 +14,9 @@ type migration struct {
 	version int
 	name    string
 	stmts   []string
+	// fn, when set, runs after stmts in the same transaction: for steps
+	// SQL alone cannot express.
+	fn func(ctx context.Context, conn *sql.Conn) error
 }
 
 // migrations is the schema, in order.
@@ -32,7 +35,7 @@ var migrations = []migration{
 		`CREATE INDEX memory_entries_recency ON memory_entries (stored_at DESC, rev DESC)`,
 		`CREATE INDEX memory_entries_rev ON memory_entries (rev)`,
 		`CREATE VIRTUAL TABLE memory_fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 0')`,
-	}},
+	}, nil},
 	{2, "collaboration sessions, their participants and applied policies", []string{
 		`CREATE TABLE sessions (
 			id             TEXT    PRIMARY KEY,
@@ -65,7 +68,7 @@ var migrations = []migration{
 			applied_at INTEGER NOT NULL,
 			PRIMARY KEY (session_id, policy_id)
 		)`,
-	}},
+	}, nil},
 	{3, "trace events: one row per finished tool call", []string{
 		`CREATE TABLE trace_events (
 			id             INTEGER PRIMARY KEY,
@@ -87,7 +90,7 @@ var migrations = []migration{
 		)`,
 		`CREATE INDEX trace_events_trace ON trace_events (trace_id, started_at, id)`,
 		`CREATE INDEX trace_events_session ON trace_events (session_id, started_at, id) WHERE session_id <> ''`,
-	}},
+	}, nil},
 	{4, "trace events in batches: one row per written batch, events in a binary blob", []string{
 		`CREATE TABLE trace_batches (
 			id       INTEGER PRIMARY KEY, -- write order: breaks ties of started_at with the index in the batch
@@ -112,7 +115,9 @@ var migrations = []migration{
 			FROM (SELECT *, (ROW_NUMBER() OVER (ORDER BY id) - 1) / 256 AS grp FROM trace_events)
 			GROUP BY grp ORDER BY grp`,
 		`DROP TABLE trace_events`,
-	}},
+	}, nil},
+	{5, "a feed of changes: one row per write, written by triggers in the write's transaction", changeFeedSchema, nil},
+	{6, "an index of trace batches by trace id and session id", traceIndexSchema, backfillTraceIndex},
 }
 
 // SchemaVersion is the schema version this build writes.
@@ -146,6 +151,11 @@ func migrate(ctx context.Context, d *DB, db *sql.DB) error {
 			}
 			for _, stmt := range m.stmts {
 				if _, err := conn.ExecContext(ctx, stmt); err != nil {
+					return storeError(ctx, fmt.Sprintf("applying schema version %d (%s)", m.version, m.name), err)
+				}
+			}
+			if m.fn != nil {
+				if err := m.fn(ctx, conn); err != nil {
 					return storeError(ctx, fmt.Sprintf("applying schema version %d (%s)", m.version, m.name), err)
 				}
 			}

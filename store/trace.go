@@ -73,11 +73,16 @@ func insertBatch(ctx context.Context, conn querier, bp *[]byte, events []trace.E
 	data, first, last := encodeBatch((*bp)[:0], events)
 	*bp = data
 	traces, sessions := batchKeys(events)
-	if _, err := conn.ExecContext(ctx, `INSERT INTO trace_batches (first_at, last_at, events, traces, sessions, data) VALUES (?,?,?,?,?,?)`,
-		first, last, len(events), traces, sessions, data); err != nil {
+	res, err := conn.ExecContext(ctx, `INSERT INTO trace_batches (first_at, last_at, events, traces, sessions, data) VALUES (?,?,?,?,?,?)`,
+		first, last, len(events), traces, sessions, data)
+	if err != nil {
 		return storeError(ctx, "inserting a batch of trace events", err)
 	}
-	return nil
+	id, err := res.LastInsertId()
+	if err != nil {
+		return storeError(ctx, "inserting a batch of trace events", err)
+	}
+	return indexBatch(ctx, conn, id, first, traces, sessions)
 }
 
 // eachBatch calls fn with every batch the query (id, data) returns.
@@ -164,35 +169,9 @@ func (t *Traces) List(ctx context.Context, q trace.ListQuery) (out []trace.Summa
 	return out, len(match), nil
 }
 
-// events returns, in start order, at most limit of the events that keep
-// accepts among the batches whose column (traces or sessions) frames key,
-// and whether there were more.
-func (t *Traces) events(ctx context.Context, doing, column, key string, limit int, keep func(r *rawEvent) bool) (out []trace.Event, more bool, err error) {
-	out = []trace.Event{}
-	err = t.db.read(ctx, func(tx *sql.Tx) error {
-		return eachBatch(ctx, tx, doing, `SELECT id, data FROM trace_batches WHERE instr(`+column+`, ?) > 0 ORDER BY id`,
-			func(_ int64, data []byte) error {
-				return eachEvent(data, func(_ int, r *rawEvent) {
-					if keep(r) {
-						out = append(out, r.event())
-					}
-				})
-			}, keySep+key+keySep)
-	})
-	if err != nil {
-		return nil, false, err
-	}
-	// Stable: equal starts keep the storage order (batch id, then index).
-	slices.SortStableFunc(out, func(x, y trace.Event) int { return x.Start.Compare(y.Start) })
-	if limit >= 0 && len(out) > limit {
-		out, more = out[:limit], true
-	}
-	return out, more, nil
-}
-
 // Events implements trace.Store.
 func (t *Traces) Events(ctx context.Context, traceID string, limit int) ([]trace.Event, bool, error) {
-	return t.events(ctx, "reading trace "+traceID, "traces", traceID, limit,
+	return t.indexedEvents(ctx, "reading trace "+traceID, keyTrace, traceID, limit,
 		func(r *rawEvent) bool { return string(r.str[fTrace]) == traceID })
 }
 
@@ -201,7 +180,7 @@ func (t *Traces) BySession(ctx context.Context, sessionID string, limit int) ([]
 	if sessionID == "" {
 		return []trace.Event{}, false, nil
 	}
-	return t.events(ctx, "reading the trace events of session "+sessionID, "sessions", sessionID, limit,
+	return t.indexedEvents(ctx, "reading the trace events of session "+sessionID, keySession, sessionID, limit,
 		func(r *rawEvent) bool { return string(r.str[fSession]) == sessionID })
 }
 
@@ -236,16 +215,20 @@ func rewrite(ctx context.Context, conn *sql.Conn, b storedBatch, drop func(i int
 	}); err != nil {
 		return 0, storeError(ctx, "pruning trace events", err)
 	}
+	if deleted == 0 {
+		return 0, nil
+	}
 	var err error
-	switch {
-	case deleted == 0:
-	case len(kept) == 0:
+	if len(kept) == 0 {
 		_, err = conn.ExecContext(ctx, `DELETE FROM trace_batches WHERE id = ?`, b.id)
-	default:
+	} else {
 		data, first, last := encodeBatch(nil, kept)
 		traces, sessions := batchKeys(kept)
 		_, err = conn.ExecContext(ctx, `UPDATE trace_batches SET first_at = ?, last_at = ?, events = ?, traces = ?, sessions = ?, data = ? WHERE id = ?`,
 			first, last, len(kept), traces, sessions, data, b.id)
+		if err == nil {
+			err = indexBatch(ctx, conn, b.id, first, traces, sessions)
+		}
 	}
 	if err != nil {
 		return 0, storeError(ctx, "pruning trace events", err)

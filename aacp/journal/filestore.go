@@ -110,6 +110,14 @@ func OpenFile(opts FileOptions) (*FileStore, error) {
 	return s, nil
 }
 
+// RegistryExists reports whether dir holds a file journal's agent
+// registry: whether any agent was ever registered there. It creates
+// nothing.
+func RegistryExists(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "registry", "agents.ndjson"))
+	return err == nil
+}
+
 // Policy is the store's fsync policy.
 func (s *FileStore) Policy() FsyncPolicy { return s.policy }
 

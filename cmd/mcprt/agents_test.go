@@ -130,9 +130,13 @@ func TestAgentFIFOUnderConcurrentSenders(t *testing.T) {
 func TestAgentList(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ mode, want string }{
-		{"TEST", `{"agentIds":["counter","echo"],"truncated":false}`},
-		{"FULL", `{"agentIds":[],"truncated":false}`}, // the binary registers agents in TEST only
-		{"READONLY", `{"agentIds":[],"truncated":false}`},
+		// agentIds and truncated as always; agents and total since agent
+		// profiles (domain_agent_test.go).
+		{"TEST", `{"agentIds":["counter","echo"],"truncated":false,"total":2,"agents":[` +
+			`{"agentId":"counter","description":"","enabled":true,"sources":["in-process"]},` +
+			`{"agentId":"echo","description":"","enabled":true,"sources":["in-process"]}]}`},
+		{"FULL", `{"agentIds":[],"truncated":false,"agents":[],"total":0}`}, // the binary registers agents in TEST only
+		{"READONLY", `{"agentIds":[],"truncated":false,"agents":[],"total":0}`},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			t.Parallel()

@@ -1,7 +1,7 @@
 package main
 
 // Helpers of the domain tool tests (memory_*, session_*, guard_*,
-// trace_*): the tool names by annotation, and a client whose store lives
+// trace_*, workflow_*): the tool names by annotation, and a client whose store lives
 // in a directory of the test's.
 
 import (
@@ -15,12 +15,12 @@ import (
 var (
 	// domainReadOnlyTools are the domain tools annotated read-only: the
 	// ones mode READONLY admits.
-	domainReadOnlyTools = []string{"guard_check", "guard_list", "memory_export", "memory_list", "memory_retrieve",
+	domainReadOnlyTools = []string{"agent_get", "guard_check", "guard_list", "memory_export", "memory_list", "memory_retrieve",
 		"memory_search", "memory_stats", "session_list", "session_status", "trace_analyze", "trace_by_session",
-		"trace_get", "trace_list", "trace_tree"}
+		"trace_get", "trace_list", "trace_tree", "workflow_describe", "workflow_list"}
 	// domainWriteTools change the store.
-	domainWriteTools = []string{"guard_apply", "memory_delete", "memory_import", "memory_store", "session_complete",
-		"session_create", "session_fail", "session_join", "session_leave"}
+	domainWriteTools = []string{"agent_run", "guard_apply", "memory_delete", "memory_import", "memory_store", "session_complete",
+		"session_create", "session_fail", "session_join", "session_leave", "workflow_run"}
 )
 
 // newDomainClient starts the binary with its store in dir (a fresh
@@ -30,7 +30,7 @@ func newDomainClient(t *testing.T, dir string, env ...string) (*toolClient, stri
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	// Tracing is off by default; these tests read traces, so turn it on
+	// Tracing is on by default; these tests read traces, so say so anyway
 	// (a later MCPRT_TRACE_ENABLED in env wins).
 	return newToolClient(t, append([]string{"MCPRT_STORE_DIR=" + dir, "MCPRT_TRACE_ENABLED=true"}, env...)...), dir
 }

@@ -202,8 +202,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 		}
 		adminAuthorized = web.AdminAuthorized
 	}
+	// agent_list is the domain's: it also lists profiles and messaging agents.
 	if err := builtin.Register(srv, builtin.Options{Agents: agents, Version: cfg.Server.Version,
-		AdminAuthorized: adminAuthorized}); err != nil {
+		AdminAuthorized: adminAuthorized, OmitAgentList: true}); err != nil {
 		logger.Error("cannot register the built-in tools", "error", err.Error())
 		return exitFatal
 	}
@@ -217,6 +218,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	defer messaging.Close()
 	if err := messaging.Register(srv); err != nil {
 		logger.Error("cannot register the aacp tools", "error", err.Error())
+		return exitFatal
+	}
+	if err := domain.ConnectAgents(agents, messaging); err != nil {
+		logger.Error("cannot connect the agent tools", "error", err.Error())
 		return exitFatal
 	}
 	if err := domain.Register(srv); err != nil {
@@ -263,6 +268,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	if err := agents.Close(agentWait); err != nil {
 		logger.Warn("agents still busy at exit", "error", err.Error())
 	}
+	domain.Agents().Close() // its delegations' receiver, before the broker under it
 	if err := messaging.Close(); err != nil {
 		logger.Warn("closing agent messaging failed", "error", err.Error())
 	}

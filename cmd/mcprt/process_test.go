@@ -26,6 +26,7 @@ func runBinary(t *testing.T, args []string, env []string, stdin string) (stdout,
 	defer cancel()
 	cmd := exec.CommandContext(ctx, wiretest.Build(t), args...)
 	cmd.Env = wiretest.CleanEnv(env...)
+	cmd.Dir = t.TempDir() // what it creates under relative paths (the store) stays out of the tree
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -47,6 +47,7 @@ func stuckServer(t *testing.T, env ...string) (*exec.Cmd, fmt.Stringer, <-chan i
 	}
 	cmd := exec.Command(wiretest.Build(t))
 	cmd.Env = wiretest.CleanEnv(env...)
+	cmd.Dir = t.TempDir() // the store of the traced calls stays out of the tree
 	cmd.Stdout = w
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
@@ -194,6 +195,7 @@ func TestClosedStdout(t *testing.T) {
 	r.Close()
 	cmd := exec.Command(wiretest.Build(t))
 	cmd.Env = wiretest.CleanEnv()
+	cmd.Dir = t.TempDir()
 	cmd.Stdout = w
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr

@@ -12,7 +12,9 @@
 // found=false, not an error; Delete of a missing key succeeds with
 // deleted=false; Search matches a case-sensitive substring of keys, newest
 // first, or (FullText) every word of the values, best match first; List
-// pages by namespace then key; Export and Import speak NDJSON, one Record
+// pages by namespace then key (a stable order for offsets, so memory_list
+// pages do not shift as entries are stored), or newest first with
+// ListQuery.Recent (the memory://entries resource); Export and Import speak NDJSON, one Record
 // per line, and Import is all or nothing (every line is checked first; bad
 // ones are reported by line number; the writes share one transaction).
 //

@@ -54,11 +54,13 @@ type Info struct {
 }
 
 // ListQuery selects a page of entries ordered by namespace, then key (byte
-// order). An empty Namespace means every namespace.
+// order), or with Recent the most recently stored first (as Search
+// orders). An empty Namespace means every namespace.
 type ListQuery struct {
 	Namespace string
 	Limit     int
 	Offset    int
+	Recent    bool
 }
 
 // ListPage is one page of List and the number of entries that match.

@@ -107,6 +107,9 @@ func (m *MemStore) List(ctx context.Context, q ListQuery) (ListPage, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	all := m.sorted(q.Namespace)
+	if q.Recent {
+		all = m.byRecency(all)
+	}
 	page := ListPage{Entries: []Info{}, Total: len(all)}
 	for i := q.Offset; i < len(all) && len(page.Entries) < q.Limit; i++ {
 		e := all[i]
@@ -219,4 +222,15 @@ func (m *MemStore) PutAll(ctx context.Context, entries []Entry, skipExisting boo
 		}
 	}
 	return c, nil
+}
+
+// byRecency sorts entries most recently stored first, as Search does.
+func (m *MemStore) byRecency(entries []memEntry) []memEntry {
+	slices.SortFunc(entries, func(a, b memEntry) int {
+		if c := b.StoredAt.Compare(a.StoredAt); c != 0 {
+			return c
+		}
+		return int(b.rev - a.rev)
+	})
+	return entries
 }

@@ -175,7 +175,17 @@ type ListOutput struct {
 
 // List is the memory_list handler.
 func (t *Tools) List(ctx context.Context, in ListInput) (ListOutput, error) {
-	page, err := t.svc.List(ctx, ListQuery(in))
+	return t.list(ctx, ListQuery{Namespace: in.Namespace, Limit: in.Limit, Offset: in.Offset})
+}
+
+// Recent is memory_list's output for the limit most recently stored
+// entries, newest first (the memory://entries resource).
+func (t *Tools) Recent(ctx context.Context, limit int) (ListOutput, error) {
+	return t.list(ctx, ListQuery{Limit: limit, Recent: true})
+}
+
+func (t *Tools) list(ctx context.Context, in ListQuery) (ListOutput, error) {
+	page, err := t.svc.List(ctx, in)
 	if err != nil {
 		return ListOutput{}, err
 	}

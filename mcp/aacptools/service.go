@@ -221,6 +221,23 @@ func (s *Service) register(ctx context.Context, b *broker.Broker, agentID string
 	return out, nil
 }
 
+// Broker returns the broker behind the tools, opening it when create is
+// true. With create false it returns nil and no error when the broker is
+// not open and no agent registry exists in the data directory (so no
+// agent is registered there), creating nothing. The agent tools use it to
+// list and delegate to the agents registered for messaging.
+func (s *Service) Broker(create bool) (*broker.Broker, error) {
+	if !create {
+		s.mu.Lock()
+		b, closed := s.b, s.closed
+		s.mu.Unlock()
+		if b == nil && !closed && !journal.RegistryExists(s.bopts.DataDir) {
+			return nil, nil
+		}
+	}
+	return s.broker()
+}
+
 // Opened reports whether the broker has been opened (by a tool call).
 func (s *Service) Opened() bool {
 	s.mu.Lock()

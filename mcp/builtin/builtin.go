@@ -19,6 +19,11 @@ type Options struct {
 	// either, and admin_register_tool refuses toolType agentProxy with
 	// NOT_IMPLEMENTED.
 	Agents *aacp.Coordinator
+	// OmitAgentList leaves agent_list to another package: mcprt's binary
+	// lets package domaintools register it, with agent profiles and the
+	// agents registered for messaging. Its result keeps agentIds and
+	// truncated.
+	OmitAgentList bool
 	// Version is the build version that server_ping reports. Empty means
 	// the configured server.version.
 	Version string
@@ -34,7 +39,7 @@ type Options struct {
 //
 //   - server_ping and health, always;
 //   - agent_send_message, agent_list and agent_get_state, when
-//     opts.Agents is not nil;
+//     opts.Agents is not nil (agent_list unless opts.OmitAgentList);
 //   - admin_register_tool and admin_unregister_tool, only when
 //     tools.adminRegistrationEnabled and security.dynamicRegistrationEnabled
 //     are both true;
@@ -58,7 +63,11 @@ func Register(srv *mcp.Server, opts Options) error {
 	cfg := srv.Config()
 	tools := observerTools(srv, opts)
 	if opts.Agents != nil {
-		tools = append(tools, agentTools(cfg, opts.Agents)...)
+		for _, t := range agentTools(cfg, opts.Agents) {
+			if t.name != "agent_list" || !opts.OmitAgentList {
+				tools = append(tools, t)
+			}
+		}
 	}
 	if adminEnabled(cfg) {
 		tools = append(tools, adminTools(srv, opts.Agents, newDynamicTools(), opts.AdminAuthorized)...)

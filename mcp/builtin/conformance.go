@@ -276,6 +276,10 @@ func clientRequestFailed(ctx context.Context, what string, err error) (*mcp.Call
 	if ctx.Err() != nil {
 		return nil, context.Cause(ctx)
 	}
+	var mc *mcp.MissingCapabilityError
+	if errors.Is(err, mcp.ErrInputRequired) || errors.As(err, &mc) {
+		return nil, err // the stateless revision's answers: input_required, -32021
+	}
 	var ce *core.Error
 	if errors.As(err, &ce) {
 		err = errors.New(ce.Message)

@@ -34,7 +34,8 @@ func conformanceEnabled(cfg core.Config) bool {
 // template and prompts on srv, naming the first that fails.
 func registerConformance(srv *mcp.Server) error {
 	w := &watchedResource{text: conformanceWatchedFirst}
-	for _, t := range append(conformanceTools(w), conformanceTaskTools()...) { // conformance_tasks.go
+	tools := append(conformanceTools(w), statelessTools()...)
+	for _, t := range append(tools, conformanceTaskTools()...) { // conformance_tasks.go
 		if err := t.add(srv); err != nil {
 			return fmt.Errorf("builtin: register conformance tool %q: %w", t.name, err)
 		}
@@ -64,7 +65,7 @@ func registerConformance(srv *mcp.Server) error {
 	if err != nil {
 		return fmt.Errorf("builtin: register conformance template %q: %w", conformanceTemplate, err)
 	}
-	for _, p := range conformancePrompts() {
+	for _, p := range append(conformancePrompts(), inputPrompt()) {
 		if err := srv.AddPrompt(p.prompt, p.get); err != nil {
 			return fmt.Errorf("builtin: register conformance prompt %q: %w", p.prompt.Name, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/domain/agent"
 	"github.com/mcprt/mcprt/domain/trace"
 	"github.com/mcprt/mcprt/store"
 )
@@ -13,6 +14,8 @@ import (
 type StoreConfig struct {
 	Dir           string `json:"dir" help:"Directory of the shared SQLite store (memory, sessions, traces); empty means {aacp.dataDir}/store. Processes given the same absolute path share one store."`
 	BusyTimeoutMs int    `json:"busyTimeoutMs" config:"max=600000" help:"How long a write waits for another process's write, in milliseconds."`
+	// WatchIntervalMs paces the polling of the change feed (updates.go).
+	WatchIntervalMs int `json:"watchIntervalMs" config:"min=10,max=60000" help:"While a session subscribes to a memory://, sessions:// or traces:// resource, how often the store is checked for other processes' writes, in milliseconds (this process's own writes notify at once)."`
 }
 
 // GuardConfig is the "guard" section of the configuration.
@@ -20,9 +23,14 @@ type GuardConfig struct {
 	PoliciesDir string `json:"policiesDir" help:"Directory of guard policy files (one policy per *.json); empty means {aacp.dataDir}/policies. A missing directory holds none; the built-in policies default and docs-only always exist."`
 }
 
+// WorkflowConfig is the "workflow" section of the configuration.
+type WorkflowConfig struct {
+	Dir string `json:"dir" help:"Directory of workflow definitions (one per *.json, see docs/workflow.schema.json); empty means {aacp.dataDir}/workflows. A missing directory holds none; the bundled workflows remember-and-recall and check-change always exist (a file with the same id replaces one)."`
+}
+
 // TraceConfig is the "trace" section of the configuration.
 type TraceConfig struct {
-	Enabled            bool `json:"enabled" help:"Record every tools/call that passes validation as a trace event in the store (off by default: the store writer costs more CPU than a no-op call)."`
+	Enabled            bool `json:"enabled" help:"Record every tools/call that passes validation as a trace event in the store ({aacp.dataDir}/store unless store.dir is set). The call only queues the event; a background writer stores it in batches, and a full queue drops events rather than wait."`
 	CaptureArguments   bool `json:"captureArguments" help:"Also keep each call's arguments and result, redacted with logging.redactKeys and bounded by trace.maxCapturedBytes."`
 	MaxCapturedBytes   int  `json:"maxCapturedBytes" config:"min=64,max=1048576" help:"Largest captured arguments or result per call, in bytes of JSON; longer ones keep a preview."`
 	QueueSize          int  `json:"queueSize" config:"max=1000000" help:"Trace events waiting to be written; when full, new events are dropped and counted (the call never waits)."`
@@ -31,30 +39,41 @@ type TraceConfig struct {
 	RetentionMaxEvents int  `json:"retentionMaxEvents" help:"At most this many trace events are kept (the oldest go first)."`
 }
 
+// AgentConfig is the "agent" section of the configuration.
+type AgentConfig struct {
+	Dir                string `json:"dir" help:"Directory of agent profiles (one profile per *.json); empty means {aacp.dataDir}/agents. A missing directory holds none; a bad file stops the server."`
+	MaxDelegationDepth int    `json:"maxDelegationDepth" config:"min=0,max=16" help:"Deepest delegation at which an agent whose profile sets no orchestration.maxDelegationDepth may run (agent_run)."`
+	RunTimeoutMs       int    `json:"runTimeoutMs" config:"min=1,max=3600000" help:"Deadline of an agent_run call, in milliseconds: how long a run (a workflow, a delegated task, an in-process agent) may take."`
+}
+
 // Config holds the sections of the domain tools.
 type Config struct {
-	Store StoreConfig
-	Guard GuardConfig
-	Trace TraceConfig
+	Store    StoreConfig
+	Guard    GuardConfig
+	Trace    TraceConfig
+	Workflow WorkflowConfig
+	Agent    AgentConfig
 }
 
 // DefaultConfig returns the defaults: the store and policies under
 // aacp.dataDir, tracing on without arguments.
 func DefaultConfig() Config {
 	return Config{
-		Store: StoreConfig{BusyTimeoutMs: int(store.DefaultBusyTimeout / time.Millisecond)},
-		Trace: TraceConfig{Enabled: false, MaxCapturedBytes: trace.DefaultMaxCaptured, QueueSize: trace.DefaultQueueSize,
+		Store: StoreConfig{BusyTimeoutMs: int(store.DefaultBusyTimeout / time.Millisecond),
+			WatchIntervalMs: int(store.DefaultWatchInterval / time.Millisecond)},
+		Trace: TraceConfig{Enabled: true, MaxCapturedBytes: trace.DefaultMaxCaptured, QueueSize: trace.DefaultQueueSize,
 			BatchSize: trace.DefaultBatchSize, RetentionMaxAgeMs: int(trace.DefaultMaxAge / time.Millisecond),
 			RetentionMaxEvents: trace.DefaultMaxEvents},
+		Agent: AgentConfig{MaxDelegationDepth: agent.DefaultMaxDelegationDepth, RunTimeoutMs: defaultRunTimeoutMs},
 	}
 }
 
-// AddTo adds the store, guard and trace sections to a Loader.
+// AddTo adds the store, guard, trace, workflow and agent sections to a Loader.
 func (c *Config) AddTo(l *core.Loader) error {
 	for _, s := range []struct {
 		path string
 		ptr  any
-	}{{"store", &c.Store}, {"guard", &c.Guard}, {"trace", &c.Trace}} {
+	}{{"store", &c.Store}, {"guard", &c.Guard}, {"trace", &c.Trace}, {"workflow", &c.Workflow}, {"agent", &c.Agent}} {
 		if err := l.Add(s.path, s.ptr); err != nil {
 			return err
 		}
@@ -101,4 +120,22 @@ func (c Config) PoliciesDir(dataDir string) string {
 		return c.Guard.PoliciesDir
 	}
 	return filepath.Join(dataDir, "policies")
+}
+
+// WorkflowsDir returns the workflows directory: workflow.dir, or
+// {dataDir}/workflows.
+func (c Config) WorkflowsDir(dataDir string) string {
+	if c.Workflow.Dir != "" {
+		return c.Workflow.Dir
+	}
+	return filepath.Join(dataDir, "workflows")
+}
+
+// AgentsDir returns the agent profiles directory: agent.dir, or
+// {dataDir}/agents.
+func (c Config) AgentsDir(dataDir string) string {
+	if c.Agent.Dir != "" {
+		return c.Agent.Dir
+	}
+	return filepath.Join(dataDir, "agents")
 }

@@ -8,18 +8,20 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/domain/agent"
 	"github.com/mcprt/mcprt/domain/guard"
 	"github.com/mcprt/mcprt/domain/memory"
 	"github.com/mcprt/mcprt/domain/session"
 	"github.com/mcprt/mcprt/domain/toolspec"
 	"github.com/mcprt/mcprt/domain/trace"
+	"github.com/mcprt/mcprt/domain/workflow"
 	"github.com/mcprt/mcprt/mcp"
 	"github.com/mcprt/mcprt/store"
 )
 
 // Options configure New.
 type Options struct {
-	// Config holds the store, guard and trace sections.
+	// Config holds the store, guard, trace, workflow and agent sections.
 	Config Config
 	// Base is the server's configuration: aacp.dataDir places the
 	// default directories, logging.redactKeys redacts captured arguments.
@@ -41,9 +43,14 @@ type Domain struct {
 	sessions *session.Service
 	guard    *guard.Service
 	traces   *trace.Service
-	recorder *trace.Recorder // nil when tracing is off
-	sink     *AuditSink      // nil when tracing is off
-	serverID string
+	agents   *agent.Service
+	// runTimeoutMs is agent_run's deadline (agent.runTimeoutMs).
+	runTimeoutMs int
+	recorder     *trace.Recorder // nil when tracing is off
+	sink         *AuditSink      // nil when tracing is off
+	updates      *updates        // resources/updated notifications (updates.go)
+	serverID     string
+	flows        *workflow.Engine
 }
 
 // New builds the services. It touches no file but the policies directory,
@@ -66,7 +73,8 @@ func New(opts Options) (*Domain, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Domain{db: db, serverID: opts.IDs.NewID()}
+	d := &Domain{db: db, serverID: opts.IDs.NewID(), runTimeoutMs: cfg.Agent.RunTimeoutMs,
+		updates: newUpdates(db, time.Duration(cfg.Store.WatchIntervalMs)*time.Millisecond, opts.Clock, opts.Logger)}
 	d.memory = memory.NewService(db.Memory(), opts.Clock)
 	d.sessions = session.NewService(db.Sessions(), opts.Clock, opts.IDs)
 	dir := cfg.PoliciesDir(dataDir)
@@ -79,6 +87,9 @@ func New(opts Options) (*Domain, error) {
 			Allowed: "a directory of valid guard policy files (*.json), or one that does not exist", Source: source,
 			Reason: core.AsError(err).Message}
 	}
+	if d.agents, err = newAgents(cfg, dataDir, opts); err != nil {
+		return nil, err
+	}
 	var flusher trace.Flusher
 	if cfg.Trace.Enabled {
 		d.recorder = trace.NewRecorder(trace.RecorderOptions{Store: db.Traces(), QueueSize: cfg.Trace.QueueSize,
@@ -90,6 +101,13 @@ func New(opts Options) (*Domain, error) {
 		flusher = d.recorder
 	}
 	d.traces = trace.NewService(db.Traces(), flusher)
+	if err := d.newWorkflows(cfg, dataDir, opts); err != nil {
+		return nil, err
+	}
+	// A workflow step may run an agent, and an agent may run a workflow:
+	// the delegation depth bounds the recursion.
+	d.flows.SetAgentRunner(d.agents)
+	d.agents.SetWorkflowRunner(d.flows)
 	return d, nil
 }
 
@@ -120,7 +138,9 @@ func (d *Domain) TraceCounts() (accepted, dropped, failed uint64) {
 // Close writes the queued trace events (waiting until ctx ends) and closes
 // the store.
 func (d *Domain) Close(ctx context.Context) error {
+	d.agents.Close()
 	var errs []error
+	d.updates.stop()
 	if d.recorder != nil {
 		errs = append(errs, d.recorder.Close(ctx))
 	}
@@ -128,14 +148,16 @@ func (d *Domain) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// Register registers the memory_*, session_*, guard_* and trace_* tools on
-// srv. A tool the server's mode does not admit is skipped (READONLY keeps
-// the read-only ones, MINIMAL none). It also registers the read-only
+// Register registers the memory_*, session_*, guard_*, trace_*, workflow_*
+// and agent_* tools on srv. A tool the server's mode does not admit is
+// skipped (READONLY keeps the read-only ones, MINIMAL none). It also
+// registers the read-only
 // resources and the prompts whose tools were admitted (see the package
 // documentation). Call it before serving.
 func (d *Domain) Register(srv *mcp.Server) error {
 	specs := map[string]toolspec.Spec{}
-	for _, list := range [][]toolspec.Spec{memory.ToolSpecs(), session.ToolSpecs(), guard.ToolSpecs(), trace.ToolSpecs()} {
+	for _, list := range [][]toolspec.Spec{memory.ToolSpecs(), session.ToolSpecs(), guard.ToolSpecs(), trace.ToolSpecs(),
+		workflow.ToolSpecs(), agent.ToolSpecs()} {
 		for _, s := range list {
 			specs[s.Name] = s
 		}
@@ -168,6 +190,11 @@ func (d *Domain) Register(srv *mcp.Server) error {
 	add(&r, "trace_analyze", tt.Analyze)
 	add(&r, "trace_tree", tt.Tree)
 	add(&r, "trace_by_session", tt.BySession)
+	wt := workflow.NewTools(d.flows, mcp.CorrelationID)
+	add(&r, "workflow_run", wt.Run)
+	add(&r, "workflow_list", wt.List)
+	add(&r, "workflow_describe", wt.Describe)
+	d.addAgentTools(&r)
 	if r.err == nil && len(r.done) != len(specs) {
 		for name := range specs {
 			if !r.done[name] {
@@ -180,6 +207,15 @@ func (d *Domain) Register(srv *mcp.Server) error {
 	}
 	if r.err == nil {
 		r.err = d.registerPrompts(srv, r.admitted)
+	}
+	if r.err == nil {
+		r.err = d.registerWorkflows(srv, r.admitted)
+	}
+	if r.err == nil {
+		r.err = d.registerAgentExtras(srv, r.admitted)
+	}
+	if r.err == nil {
+		d.updates.attach(srv)
 	}
 	return r.err
 }
@@ -196,6 +232,11 @@ type registrar struct {
 
 // add registers the domain handler h under the spec called name.
 func add[In, Out any](r *registrar, name string, h func(context.Context, In) (Out, error)) {
+	addTimed(r, name, 0, h)
+}
+
+// addTimed is add with the call deadline timeout (0: tools.defaultTimeoutMs).
+func addTimed[In, Out any](r *registrar, name string, timeout time.Duration, h func(context.Context, In) (Out, error)) {
 	if r.err != nil {
 		return
 	}
@@ -208,7 +249,9 @@ func add[In, Out any](r *registrar, name string, h func(context.Context, In) (Ou
 		return
 	}
 	r.done[name] = true
-	err := mcp.AddTypedTool(r.srv, Tool(spec), func(ctx context.Context, _ *mcp.CallToolRequest, in In) (Out, error) {
+	tool := Tool(spec)
+	tool.Timeout = timeout
+	err := mcp.AddTypedTool(r.srv, tool, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (Out, error) {
 		return h(ctx, in)
 	})
 	switch {

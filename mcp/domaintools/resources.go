@@ -49,9 +49,9 @@ func (d *Domain) registerResources(srv *mcp.Server, admitted map[string]bool) er
 	mt, st, gt, tt := memory.NewTools(d.memory), session.NewTools(d.sessions), guard.NewTools(d.guard), trace.NewTools(d.traces)
 	defs := []resourceDef{
 		{tool: "memory_list", res: &mcp.Resource{URI: URIMemoryEntries, Name: "memory-entries", Title: "Memory entries",
-			Description: "The first 100 memory entries by namespace then key, without values, and how many there are"},
+			Description: "The 100 most recently stored memory entries, newest first, without values, and how many there are"},
 			handler: func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-				out, err := mt.List(ctx, memory.ListInput{Limit: maxCompletionItems})
+				out, err := mt.Recent(ctx, maxCompletionItems)
 				return jsonResult(req.URI, out, err)
 			}},
 		{tool: "memory_retrieve", tmpl: &mcp.ResourceTemplate{URITemplate: URIMemoryEntry, Name: "memory-entry",

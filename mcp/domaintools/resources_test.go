@@ -21,6 +21,8 @@ type rpcClient struct {
 	t      *testing.T
 	stream jsonrpc.Stream
 	next   int
+	// updated holds the URIs of the notifications/resources/updated read.
+	updated []string
 }
 
 // rpcReply is a response's result or error.
@@ -59,6 +61,7 @@ func (c *rpcClient) call(method string, params any) rpcReply {
 		if err := json.Unmarshal(data, &r); err != nil {
 			c.t.Fatalf("%s: %v in %s", method, err, data)
 		}
+		c.noteUpdate(data)
 		if string(r.ID) == fmt.Sprint(c.next) {
 			return r.rpcReply
 		}
@@ -133,18 +136,44 @@ func (c *rpcClient) complete(ref map[string]any, argument, value string, ctxArgs
 // tracing on or off, and returns an initialized client and the data dir.
 func setup(t *testing.T, mode string, tracing bool) (*rpcClient, string) {
 	t.Helper()
+	c, dir, _ := setupFull(t, mode, tracing, "", nil, nil)
+	return c, dir
+}
+
+// setupWith is setup with the agent profiles directory agentsDir ("" for
+// the default, none) and connect called on the Domain before Register.
+func setupWith(t *testing.T, mode string, tracing bool, agentsDir string, connect func(*Domain)) (*rpcClient, string) {
+	t.Helper()
+	c, dir, _ := setupFull(t, mode, tracing, agentsDir, connect, nil)
+	return c, dir
+}
+
+// setupClock is setup with the Domain on clock (nil: the system's); it
+// also returns the Domain.
+func setupClock(t *testing.T, mode string, tracing bool, clock core.Clock) (*rpcClient, string, *Domain) {
+	t.Helper()
+	return setupFull(t, mode, tracing, "", nil, clock)
+}
+
+// setupFull is setup with every option.
+func setupFull(t *testing.T, mode string, tracing bool, agentsDir string, connect func(*Domain), clock core.Clock) (*rpcClient, string, *Domain) {
+	t.Helper()
 	dir := t.TempDir()
 	base := core.DefaultConfig("test")
 	base.AACP.DataDir, base.Server.Mode = dir, mode
 	cfg := DefaultConfig()
 	cfg.Trace.Enabled = tracing
-	d, err := New(Options{Config: cfg, Base: base})
+	cfg.Agent.Dir = agentsDir
+	d, err := New(Options{Config: cfg, Base: base, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv, err := mcp.NewServer(mcp.Options{Config: &base, Audit: d.AuditSink()})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if connect != nil {
+		connect(d)
 	}
 	if err := d.Register(srv); err != nil {
 		t.Fatal(err)
@@ -170,7 +199,7 @@ func setup(t *testing.T, mode string, tracing bool) (*rpcClient, string) {
 		Data: []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")}); err != nil {
 		t.Fatal(err)
 	}
-	return c, dir
+	return c, dir, d
 }
 
 // listed returns the URIs (or templates) of resources/list (or
@@ -197,10 +226,10 @@ func (c *rpcClient) listed() (uris, templates []string) {
 func TestResourcesReadAndComplete(t *testing.T) {
 	c, dir := setup(t, core.ModeFull, true)
 	uris, templates := c.listed()
-	if want := []string{URIMemoryEntries, URIPolicies, URISessionsActive, URITracesRecent}; !slices.Equal(uris, want) {
+	if want := []string{URIAgentsAvailable, URIMemoryEntries, URIPolicies, URISessionsActive, URITracesRecent, URIWorkflows}; !slices.Equal(uris, want) {
 		t.Errorf("resources %v, want %v", uris, want)
 	}
-	if want := []string{URIMemoryEntry, URIPolicy, URISession, URITrace}; !slices.Equal(templates, want) {
+	if want := []string{URIAgent, URIMemoryEntry, URIPolicy, URISession, URITrace, URIWorkflow}; !slices.Equal(templates, want) {
 		t.Errorf("templates %v, want %v", templates, want)
 	}
 
@@ -285,7 +314,7 @@ func TestPrompts(t *testing.T) {
 	for _, p := range list.Prompts {
 		names = append(names, p.Name)
 	}
-	if want := []string{PromptAnalyzeTrace, PromptSearchMemory}; !slices.Equal(names, want) {
+	if want := []string{PromptAnalyzeTrace, PromptListAgents, PromptRunAgent, PromptRunWorkflow, PromptSearchMemory}; !slices.Equal(names, want) {
 		t.Errorf("prompts %v, want %v", names, want)
 	}
 	for name, want := range map[string][]string{
@@ -322,8 +351,8 @@ func TestRegisteredByMode(t *testing.T) {
 		templates []string
 		prompts   int
 	}{
-		{core.ModeFull, false, []string{URIMemoryEntry, URIPolicy, URISession}, 1},
-		{core.ModeReadOnly, true, []string{URIMemoryEntry, URIPolicy, URISession, URITrace}, 2},
+		{core.ModeFull, false, []string{URIAgent, URIMemoryEntry, URIPolicy, URISession, URIWorkflow}, 4},              // list_agents, run_agent, run_workflow
+		{core.ModeReadOnly, true, []string{URIAgent, URIMemoryEntry, URIPolicy, URISession, URITrace, URIWorkflow}, 3}, // no run_agent, no run_workflow
 		{core.ModeMinimal, true, nil, 0},
 	} {
 		t.Run(fmt.Sprint(tc.mode, tc.tracing), func(t *testing.T) {

@@ -72,6 +72,8 @@ type Handler struct {
 	serving      sync.WaitGroup // sessions whose shutdown has not finished
 	drainStarted chan struct{}  // closed by the first Drain
 	drainOnce    sync.Once
+	// statelessSlots bounds the stateless requests running at once.
+	statelessSlots *core.Slots
 
 	mu       sync.Mutex
 	sessions map[string]*session // by Mcp-Session-Id; guarded by mu
@@ -141,6 +143,7 @@ func NewHandler(srv *mcp.Server, cfg Config, opts Options) (*Handler, error) {
 		}
 	}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
+	h.statelessSlots = core.NewSlots(cfg.MaxSessions)
 	return h, nil
 }
 
@@ -233,7 +236,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if v := r.Header.Get(headerProtocol); v != "" && !slices.Contains(mcp.SupportedVersions(), v) {
+	if v := r.Header.Get(headerProtocol); v != "" && r.Header.Get(headerSession) != "" && !slices.Contains(mcp.SupportedVersions(), v) {
 		h.fail(w, nil, http.StatusBadRequest, core.CodeInvalidArgument, "unsupported MCP-Protocol-Version "+clipText(v)+
 			"; use one of "+strings.Join(mcp.SupportedVersions(), ", ")+" (the version initialize negotiated)")
 		return

@@ -63,8 +63,8 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, cred int) {
 		h.failID(w, nil, http.StatusBadRequest, core.CodeInvalidArgument, nil, derr.Err.Code, derr.Err.Message)
 		return
 	}
-	if req, isReq := msg.(*jsonrpc.Request); !isReq || req.Method != mcp.MethodInitialize {
-		h.lookup(w, r, cred) // writes the 400 for the missing header
+	if req, isReq := msg.(*jsonrpc.Request); !isReq || req.Method != mcp.MethodInitialize || statelessHeader(r) {
+		h.postStateless(w, r, cred, data, msg)
 		return
 	}
 	s, status, why := h.newSession(cred)
@@ -198,6 +198,9 @@ type exchangeSpec struct {
 	ids    []jsonrpc.ID // a batch's request ids, whose messages come to the same stream
 	status int          // the HTTP status of a JSON answer
 	init   bool         // an initialize that opened the session
+	// stateless: a request of the stateless revision; a JSON error
+	// answer gets the HTTP status of its code.
+	stateless bool
 }
 
 // exchange hands a message that gets an answer to the connection, with a
@@ -304,7 +307,11 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, s *session, st 
 			}
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("Cache-Control", "no-store")
-			w.WriteHeader(x.status)
+			status := x.status
+			if x.stateless {
+				status = answerStatus(ev.data)
+			}
+			w.WriteHeader(status)
 			rc := http.NewResponseController(w)
 			_ = rc.SetWriteDeadline(time.Now().Add(h.writeTimeout))
 			_, _ = w.Write(append(ev.data[:len(ev.data):len(ev.data)], '\n'))
@@ -384,6 +391,9 @@ func (h *Handler) gone(w http.ResponseWriter, s *session, id *jsonrpc.ID) {
 // no request, or, with Last-Event-ID, the resumption of any of its
 // streams after that event.
 func (h *Handler) get(w http.ResponseWriter, r *http.Request, cred int) {
+	if h.statelessOnly(w, r, "GET opens no event stream in the stateless revision: open a subscriptions/listen request instead") {
+		return
+	}
 	if !acceptable(r, "text/event-stream") {
 		h.fail(w, nil, http.StatusNotAcceptable, core.CodeInvalidArgument, "GET opens an event stream: send Accept: text/event-stream")
 		return
@@ -445,6 +455,9 @@ func (s *session) openStream(lastEventID string) (*stream, int64, int, string) {
 // delete serves DELETE: the session ends as a server shutdown ends it
 // (requests cancelled, handlers waited for), then 204.
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request, cred int) {
+	if h.statelessOnly(w, r, "there is no session to DELETE in the stateless revision") {
+		return
+	}
 	s := h.lookup(w, r, cred)
 	if s == nil {
 		return

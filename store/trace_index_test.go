@@ -1,0 +1,87 @@
+package store
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/mcprt/mcprt/domain/trace"
+)
+
+// TestTraceIndexKeepsOrderAndLimit writes batches whose time spans
+// overlap (as several processes' batches do) and checks that the indexed
+// reads return the first events by start, ties in storage order, with
+// the right "more", also after pruning rewrote some batches.
+func TestTraceIndexKeepsOrderAndLimit(t *testing.T) {
+	t.Parallel()
+	db, _ := newDB(t)
+	ctx := testCtx(t)
+	tr := db.Traces()
+	var all []trace.Event
+	for b := range 12 {
+		var batch []trace.Event
+		for i := range 20 {
+			// Batches interleave in time; every third event shares a start.
+			at := t0.Add(time.Duration((b%4)*7+i/3*5) * time.Millisecond)
+			e := trace.Event{RunID: fmt.Sprintf("r%d-%d", b, i), TraceID: fmt.Sprintf("t%d", i%5), Tool: "noop", Start: at,
+				SessionID: fmt.Sprintf("s%d", (b+i)%3), Success: true}
+			batch = append(batch, e)
+		}
+		if err := tr.Append(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, batch...)
+	}
+	check := func(what string, keep func(trace.Event) bool, get func(limit int) ([]trace.Event, bool, error)) {
+		t.Helper()
+		var want []trace.Event
+		for _, e := range all {
+			if keep(e) {
+				want = append(want, e)
+			}
+		}
+		slices.SortStableFunc(want, func(x, y trace.Event) int { return x.Start.Compare(y.Start) })
+		for _, limit := range []int{1, 7, 30, len(want) - 1, len(want), len(want) + 5} {
+			got, more, err := get(limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := min(limit, len(want))
+			if more != (len(want) > limit) || len(got) != n {
+				t.Fatalf("%s limit %d: %d events, more %v; want %d of %d", what, limit, len(got), more, n, len(want))
+			}
+			for i := range got {
+				if got[i].RunID != want[i].RunID {
+					t.Fatalf("%s limit %d: event %d is %s, want %s", what, limit, i, got[i].RunID, want[i].RunID)
+				}
+			}
+		}
+	}
+	run := func() {
+		t.Helper()
+		check("trace t3", func(e trace.Event) bool { return e.TraceID == "t3" },
+			func(limit int) ([]trace.Event, bool, error) { return tr.Events(ctx, "t3", limit) })
+		check("session s1", func(e trace.Event) bool { return e.SessionID == "s1" },
+			func(limit int) ([]trace.Event, bool, error) { return tr.BySession(ctx, "s1", limit) })
+	}
+	run()
+	if evs, _, err := tr.Events(ctx, "nope", 10); err != nil || len(evs) != 0 {
+		t.Fatalf("an unknown trace: %v, %v", evs, err)
+	}
+	// Keeping the newest 150 rewrites some batches and deletes others.
+	if _, err := tr.Prune(ctx, t0.Add(-time.Hour), 150); err != nil {
+		t.Fatal(err)
+	}
+	slices.SortStableFunc(all, func(x, y trace.Event) int { return x.Start.Compare(y.Start) })
+	all = all[len(all)-150:]
+	run()
+	h, _ := db.handle(ctx)
+	var blooms, batches int
+	if err := h.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM trace_blooms), (SELECT COUNT(*) FROM trace_batches)`).Scan(&blooms, &batches); err != nil {
+		t.Fatal(err)
+	}
+	if blooms != batches {
+		t.Fatalf("%d filters for %d batches", blooms, batches)
+	}
+}
