@@ -30,6 +30,10 @@ import (
 //     retries the request with the answers: the handler runs again from
 //     the start and this time RequestInput has them. Handlers must
 //     therefore do nothing irreversible before their last RequestInput.
+//   - In a tools/call that became a task (StartTask), RequestInput waits
+//     instead: the task is input_required until the client has answered
+//     every request through tasks/update, and the handler goes on from
+//     where it was.
 //
 // Session.Elicit, Session.CreateMessage and Session.ListRoots work the
 // same way under a stateless request, with keys made from the method and
