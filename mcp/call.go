@@ -105,9 +105,22 @@ type toolCall struct {
 	deadlineAt   time.Time
 	deadlineDone chan struct{} // closed when the deadline timer's work is done
 
-	mu       sync.Mutex // guards returned and expired
+	mu       sync.Mutex // guards returned, expired, timer and task
 	returned bool       // the handler returned (or never will run)
 	expired  bool       // the deadline fired first
+	timer    core.Timer // the deadline's
+	task     *task      // set when the call became a task (StartTask)
+
+	// rpc is the request's context: the call's answer goes through it
+	// (until the call becomes a task). For a call that may become a task
+	// (tasks_call.go) the handler's context is another one: cancelHandler
+	// cancels it, stopProp stops passing the request's cancellation on to
+	// it, and answered is closed once the request has its answer.
+	rpc           context.Context
+	cancelHandler context.CancelCauseFunc
+	stopProp      func() bool
+	answered      chan struct{}
+	answerOnce    sync.Once
 
 	timeoutSent   bool // TIMEOUT was sent; written by deadline before deadlineDone closes
 	finalRecorded atomic.Bool
@@ -116,8 +129,9 @@ type toolCall struct {
 }
 
 type handlerResult struct {
-	value any
-	err   error
+	value    any
+	err      error
+	panicked bool
 }
 
 // handleCall is the tools/call pipeline, steps 2 to 14 (step 1, the state
@@ -145,7 +159,7 @@ func (sess *Session) handleCall(ctx context.Context, req *jsonrpc.Request) (any,
 	}
 	// Step 3: ids.
 	c := &toolCall{sess: sess, tool: jsontext.Clip(name, jsontext.MaxEcho), start: s.clock.Now(), runID: s.ids.NewID(),
-		cid: metaCorrelationID(p.Meta), Context: ctx}
+		cid: metaCorrelationID(p.Meta), Context: ctx, rpc: ctx}
 	if c.cid == "" {
 		c.cid = s.ids.NewID()
 	}
@@ -172,6 +186,9 @@ func (sess *Session) handleCall(ctx context.Context, req *jsonrpc.Request) (any,
 	if c.rt == nil {
 		return c.fail(core.NewError(core.CodeNotFound, "unknown tool "+jsontext.Quote(name)+
 			"; call tools/list to see the tools this server offers"), true)
+	}
+	if e := c.taskRequiredError(ctx); e != nil {
+		return c.refuse(e)
 	}
 	if auth := c.rt.def.Authorize; auth != nil {
 		if err := auth(ctx, &c.req); err != nil {
@@ -206,22 +223,28 @@ func (sess *Session) handleCall(ctx context.Context, req *jsonrpc.Request) (any,
 // when it fires first, the client gets TIMEOUT at once (jsonrpc.Respond)
 // while the handler runs on, holding its slot, until it returns.
 func (c *toolCall) run(ctx context.Context, args json.RawMessage) (any, error) {
-	c.info = callInfo{runID: c.runID, correlationID: c.cid, tool: c.tool, session: c.sess}
+	if c.taskPossible(ctx) {
+		c.detach()
+		ctx = c.Context
+	}
+	c.info = callInfo{runID: c.runID, correlationID: c.cid, tool: c.tool, session: c.sess, call: c}
 	c.deadlineDone = make(chan struct{})
 	c.deadlineAt = c.sess.srv.clock.Now().Add(c.timeout())
-	timer := c.sess.srv.clock.AfterFunc(c.timeout(), c.deadline)
+	c.mu.Lock()
+	c.timer = c.sess.srv.clock.AfterFunc(c.timeout(), c.deadline)
+	c.mu.Unlock()
 	// Step 8: exclusive lock; waiting counts against the deadline.
 	if c.rt.lock != nil {
 		select {
 		case c.rt.lock <- struct{}{}:
 			c.lockHeld = true
 		case <-ctx.Done():
-			return c.settle(timer, handlerResult{}, false)
+			return c.settle(handlerResult{}, false)
 		}
 	}
 	// Step 9: audit enter.
 	if err := c.auditEnter(c, args); err != nil {
-		if c.stop(timer) {
+		if c.stop() {
 			c.release()
 			return nil, jsonrpc.ErrNoResponse // TIMEOUT was sent while waiting
 		}
@@ -231,9 +254,14 @@ func (c *toolCall) run(ctx context.Context, args json.RawMessage) (any, error) {
 	}
 	// Step 10: dispatch, panics recovered.
 	c.sess.track(c)
+	if c.answered != nil { // it may become a task: the handler runs on
+		go c.runDetached(args)
+		<-c.answered
+		return nil, jsonrpc.ErrNoResponse
+	}
 	r := c.callHandler(c, args)
 	c.sess.untrack(c)
-	return c.settle(timer, r, true)
+	return c.settle(r, true)
 }
 
 // Value gives the handler's context its callInfo.
@@ -268,11 +296,11 @@ func (c *toolCall) deadline() {
 	c.expired = true
 	c.mu.Unlock()
 	c.req.progress.end() // no progress after the TIMEOUT answer
-	jsonrpc.CancelRequest(c.Context, errTimeout)
+	c.abort(errTimeout)
 	ms := c.timeout().Milliseconds()
 	e := c.stamp(core.NewError(core.CodeTimeout, fmt.Sprintf("the tool did not finish within its %d ms deadline; "+
 		"it was asked to stop. Retry later or with less work", ms)).WithDetail("timeoutMs", ms))
-	if jsonrpc.Respond(c.Context, jsonrpc.CompactJSON(toolErrorResult(e))) {
+	if c.answer(toolErrorResult(e)) {
 		c.timeoutSent = true
 		c.resetExhaustion()
 		c.record(OutcomeTimeout, string(core.CodeTimeout), false)
@@ -282,10 +310,10 @@ func (c *toolCall) deadline() {
 // stop marks the handler as returned and settles the race with the
 // deadline timer. It reports whether the deadline fired first; then it
 // has finished its work (answer and record) when stop returns.
-func (c *toolCall) stop(timer core.Timer) bool {
+func (c *toolCall) stop() bool {
 	c.mu.Lock()
 	c.returned = true
-	expired := c.expired
+	expired, timer := c.expired, c.timer
 	c.mu.Unlock()
 	c.req.progress.end() // before the answer: no progress follows it
 	if expired {
@@ -300,8 +328,8 @@ func (c *toolCall) stop(timer core.Timer) bool {
 // (!ran): a normal finish, or the late end of a call that was already
 // answered with TIMEOUT, cancelled by the client, or cut off by the
 // connection's end.
-func (c *toolCall) settle(timer core.Timer, r handlerResult, ran bool) (any, error) {
-	c.stop(timer)
+func (c *toolCall) settle(r handlerResult, ran bool) (any, error) {
+	c.stop()
 	var outcome string
 	switch {
 	case c.timeoutSent:
@@ -375,7 +403,8 @@ func (c *toolCall) callHandler(ctx context.Context, args json.RawMessage) (r han
 			c.sess.log.Error("recovered from a panic in a tool handler", "tool", c.tool, "runId", c.runID,
 				"correlationId", c.cid, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			r = handlerResult{err: core.NewError(core.CodeInternal, "the tool failed unexpectedly (it panicked); "+
-				"the server keeps serving. Report it to the tool's author").WithDetail("reason", "panic").WithRetryable(true)}
+				"the server keeps serving. Report it to the tool's author").WithDetail("reason", "panic").WithRetryable(true),
+				panicked: true}
 		}
 	}()
 	v, err := c.rt.def.Handler(ctx, &c.req)
@@ -385,7 +414,11 @@ func (c *toolCall) callHandler(ctx context.Context, args json.RawMessage) (r han
 // finish completes a call whose handler returned in time: output check
 // (11), audit exit (12), release (13), wrap (14).
 func (c *toolCall) finish(r handlerResult) (any, error) {
-	if r.err != nil {
+	if c.taskOf() != nil {
+		if e := taskFailure(r); e != nil {
+			return c.finishFailed(r, e)
+		}
+	} else if r.err != nil {
 		if out, handled, ierr := c.sess.srv.inputOutcome(c.Context, r.err); handled {
 			return c.finishInput(r, out, ierr)
 		}
@@ -400,8 +433,8 @@ func (c *toolCall) finish(r handlerResult) (any, error) {
 	if terr != nil {
 		return c.fail(terr, true)
 	}
-	c.resetExhaustion()                                        // before the answer: a client that saw it sees the counter reset
-	if !jsonrpc.Respond(c.Context, jsonrpc.CompactJSON(res)) { // made by wrap's encoder
+	c.resetExhaustion() // before the answer: a client that saw it sees the counter reset
+	if !c.answer(res) { // made by wrap's encoder
 		c.record(c.unanswered(), "", true) // no answer went out
 		return nil, jsonrpc.ErrNoResponse
 	}
@@ -421,10 +454,14 @@ func (c *toolCall) finishInput(r handlerResult, out any, rpcErr error) (any, err
 	c.release()
 	c.resetExhaustion()
 	var sent bool
-	if rpcErr != nil {
-		sent = jsonrpc.RespondError(c.Context, rpcErr)
-	} else {
-		sent = jsonrpc.Respond(c.Context, out)
+	var je *jsonrpc.Error
+	switch {
+	case errors.As(rpcErr, &je):
+		sent = c.answerError(je)
+	case rpcErr != nil:
+		sent = c.answerError(jsonrpc.NewError(jsonrpc.CodeInternalError, "Internal error: "+rpcErr.Error()))
+	default:
+		sent = c.answerAny(out)
 	}
 	if !sent {
 		c.record(c.unanswered(), "", true)
@@ -467,7 +504,7 @@ func (c *toolCall) fail(e *core.Error, reset bool) (any, error) {
 	if reset { // before the answer, as in finish
 		c.resetExhaustion()
 	}
-	if !jsonrpc.Respond(c.Context, jsonrpc.CompactJSON(toolErrorResult(e))) {
+	if !c.answer(toolErrorResult(e)) {
 		c.record(c.unanswered(), "", true)
 		return nil, jsonrpc.ErrNoResponse
 	}

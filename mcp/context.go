@@ -13,6 +13,7 @@ type callInfo struct {
 	correlationID string
 	tool          string
 	session       *Session
+	call          *toolCall // for StartTask
 
 	once   sync.Once
 	logger *slog.Logger

@@ -221,6 +221,45 @@
 // tagged with the listen request's id; the client's cancellation ends it
 // without an answer, Server.Shutdown with one.
 //
+// # Tasks (the io.modelcontextprotocol/tasks extension, 2026-07-28)
+//
+// server/discover lists ExtensionTasks under capabilities.extensions
+// unless Options.Tasks.Disabled. A tool opts in with Tool.TaskSupport
+// (TaskOptional, TaskRequired); its handler calls StartTask when it
+// decides to go on in the background. If the request is stateless and
+// declared the extension (_meta clientCapabilities.extensions), the
+// request is answered at once with a CreateTaskResult {resultType "task",
+// taskId, status, createdAt, lastUpdatedAt, ttlMs, pollIntervalMs}, and
+// the handler keeps running after that answer, on a context of its own
+// that the request's end no longer touches; otherwise StartTask reports
+// false and the call goes on as an ordinary one. A TaskRequired tool
+// called statelessly without the extension is -32021 with
+// data.requiredCapabilities.extensions before its handler runs.
+//
+// tasks/get answers the task (resultType "complete") with, by status:
+// working; input_required with inputRequests (the RequestInput requests
+// still unanswered, by key); completed with result, the CallToolResult
+// (isError for a tool error, TIMEOUT at the tool's own deadline);
+// failed with error, a JSON-RPC error (the handler panicked: -32603; it
+// needed a client capability the request lacked: -32021); cancelled.
+// tasks/update {taskId, inputResponses} hands answers to a task waiting in
+// RequestInput (keys it does not wait for are ignored); tasks/cancel
+// makes a running task cancelled and cancels its handler's context
+// (context.Cause ErrTaskCancelled, which is an ErrCancelled). Both answer
+// an empty result. An unknown or expired taskId is -32602; a request
+// without the extension -32021; under a session revision the three
+// methods are -32601.
+//
+// Tasks live in memory: at most Options.Tasks.MaxTasks (default 1000;
+// StartTask beyond that is RESOURCE_EXHAUSTED), each removed TTL after its
+// creation (default one hour, the ttlMs; a task still running then is
+// cancelled with ErrTaskExpired), ids of 128 random bits. A task's handler
+// keeps its concurrency slot until it returns; its deadline is the tool's
+// own Timeout, else only the TTL. Its completion record and audit exit are
+// written when the handler returns, with the record's taskId:
+// success/tool_error (completed), protocol_error (failed), aborted
+// (cancelled or expired), timeout then late_completed (its deadline).
+//
 // # Content by revision
 //
 // Nothing newer than the negotiated revision is sent. Tool results and

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
 
-	"github.com/mcprt/mcprt/internal/jsontext"
 	"github.com/mcprt/mcprt/jsonrpc"
 )
 
@@ -30,6 +30,10 @@ import (
 //     retries the request with the answers: the handler runs again from
 //     the start and this time RequestInput has them. Handlers must
 //     therefore do nothing irreversible before their last RequestInput.
+//   - In a tools/call that became a task (StartTask), RequestInput waits
+//     instead: the task is input_required until the client has answered
+//     every request through tasks/update, and the handler goes on from
+//     where it was.
 //
 // Session.Elicit, Session.CreateMessage and Session.ListRoots work the
 // same way under a stateless request, with keys made from the method and
@@ -167,6 +171,10 @@ type inputRound struct {
 	pending   map[string]InputRequest
 	state     []byte         // the handler's state (SetRequestState)
 	auto      map[string]int // calls of Session.Elicit & co. by method, for their keys
+
+	// A call that became a task waits for its input (tasks/update).
+	store *taskStore
+	task  *task
 }
 
 // RequestInput asks the client for the inputs in reqs and returns its
@@ -180,7 +188,7 @@ func RequestInput(ctx context.Context, sess *Session, reqs map[string]InputReque
 		if r.inputs == nil {
 			return nil, fmt.Errorf("mcp: %s cannot ask the client for input; only tools/call, prompts/get and resources/read can", r.method)
 		}
-		return r.inputs.request(r.caps, reqs)
+		return r.inputs.request(ctx, r.caps, reqs)
 	}
 	keys := make([]string, 0, len(reqs))
 	for k := range reqs {
@@ -218,37 +226,63 @@ func RequestInput(ctx context.Context, sess *Session, reqs map[string]InputReque
 	return out, nil
 }
 
-// request answers RequestInput in a stateless request.
-func (in *inputRound) request(caps ClientCapabilities, reqs map[string]InputRequest) (InputResponses, error) {
-	missing := map[string]any{}
+// request answers RequestInput in a stateless request: with the answers
+// at hand, else ErrInputRequired, or in a task by waiting for them.
+func (in *inputRound) request(ctx context.Context, caps ClientCapabilities, reqs map[string]InputRequest) (InputResponses, error) {
+	lacking := map[string]any{}
 	for _, r := range reqs {
 		c := capabilityOf(r.Method)
 		if c == "" {
 			return nil, fmt.Errorf("mcp: %q is not a request a server may send for input", r.Method)
 		}
 		if !declares(caps, c) {
-			missing[c] = map[string]any{}
+			lacking[c] = map[string]any{}
 		}
 	}
-	if len(missing) > 0 {
-		return nil, &MissingCapabilityError{Capabilities: missing}
+	if len(lacking) > 0 {
+		return nil, &MissingCapabilityError{Capabilities: lacking}
 	}
 	in.mu.Lock()
-	defer in.mu.Unlock()
 	out := make(InputResponses, len(reqs))
+	missing := map[string]InputRequest{}
 	for k, r := range reqs {
 		if raw, ok := in.responses[k]; ok {
 			out[k] = raw
 			continue
 		}
+		missing[k] = r
+	}
+	if len(missing) == 0 {
+		in.mu.Unlock()
+		return out, nil
+	}
+	if in.task == nil {
 		if in.pending == nil {
 			in.pending = map[string]InputRequest{}
 		}
-		in.pending[k] = r
-	}
-	if len(out) < len(reqs) {
+		maps.Copy(in.pending, missing)
+		in.mu.Unlock()
 		return nil, ErrInputRequired
 	}
+	st, t := in.store, in.task
+	in.mu.Unlock()
+	enc, err := encodeInputRequests(missing)
+	if err != nil {
+		return nil, err
+	}
+	got, err := st.await(ctx, t, enc)
+	if err != nil {
+		return nil, err
+	}
+	in.mu.Lock()
+	if in.responses == nil {
+		in.responses = map[string]json.RawMessage{}
+	}
+	for k, v := range got {
+		in.responses[k] = v
+		out[k] = v
+	}
+	in.mu.Unlock()
 	return out, nil
 }
 
@@ -271,7 +305,7 @@ func singleInput(ctx context.Context, r *statelessReq, in InputRequest, result a
 		return fmt.Errorf("mcp: %s cannot ask the client for input; only tools/call, prompts/get and resources/read can", r.method)
 	}
 	key := r.inputs.autoKey(in.Method)
-	got, err := r.inputs.request(r.caps, map[string]InputRequest{key: in})
+	got, err := r.inputs.request(ctx, r.caps, map[string]InputRequest{key: in})
 	if err != nil {
 		return err
 	}
@@ -341,14 +375,11 @@ func (s *Server) inputRequired(ctx context.Context, err error) (any, bool, error
 	if len(in.pending) == 0 {
 		return nil, true, errors.New("the handler returned ErrInputRequired without asking for input")
 	}
-	out := inputRequiredResult{ResultType: ResultInputRequired, InputRequests: make(map[string]json.RawMessage, len(in.pending))}
-	for k, req := range in.pending {
-		params, perr := json.Marshal(req.Params)
-		if perr != nil {
-			return nil, true, fmt.Errorf("the input request %q cannot be encoded: %w", k, perr)
-		}
-		out.InputRequests[k] = json.RawMessage(`{"method":` + jsontext.Quote(req.Method) + `,"params":` + string(params) + `}`)
+	reqs, rerr := encodeInputRequests(in.pending)
+	if rerr != nil {
+		return nil, true, rerr
 	}
+	out := inputRequiredResult{ResultType: ResultInputRequired, InputRequests: reqs}
 	state, serr := s.states.seal(r.method, in.target, in.responses, in.state)
 	if serr != nil {
 		return nil, true, serr

@@ -46,6 +46,10 @@ func (sess *Session) Route(_ context.Context, req *jsonrpc.Request) jsonrpc.Rout
 	switch {
 	case st == StateClosed:
 		return jsonrpc.Route{Handler: noResponse}
+	case known && spec.gate == gateStateless:
+		return jsonrpc.Route{Err: jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "Method not found: "+
+			jsontext.Quote(req.Method)+" exists only in the stateless revision "+Version20260728+
+			" (send it with params._meta[\""+MetaProtocolVersion+"\"]), not in a session")}
 	case known && spec.gate == gateAlways:
 		return r
 	case known && spec.gate == gateHandshake:

@@ -68,6 +68,10 @@ func init() {
 		// The stateless revision's own methods (see modern.go).
 		MethodServerDiscover:      {handle: (*Session).discover, gate: gateStateless, inline: true},
 		MethodSubscriptionsListen: {handle: (*Session).listen, gate: gateStateless},
+		// The tasks extension (tasks_methods.go).
+		MethodTasksGet:    {handle: (*Session).tasksGet, gate: gateStateless, inline: true},
+		MethodTasksUpdate: {handle: (*Session).tasksUpdate, gate: gateStateless, inline: true},
+		MethodTasksCancel: {handle: (*Session).tasksCancel, gate: gateStateless, inline: true},
 		// Client logging: the level of notifications/message.
 		MethodLoggingSetLevel: {handle: (*Session).setLogLevel, inline: true, capability: capLogging},
 		// Resources, prompts and completion answer -32601 until the server

@@ -33,6 +33,10 @@ var methodParams = map[string]string{
 	// state (modern_test.go).
 	MethodServerDiscover:      `{}`,
 	MethodSubscriptionsListen: `{}`,
+	// The tasks extension's methods (tasks_test.go).
+	MethodTasksGet:    `{"taskId":"x"}`,
+	MethodTasksUpdate: `{"taskId":"x","inputResponses":{}}`,
+	MethodTasksCancel: `{"taskId":"x"}`,
 }
 
 func TestMethodTableRouted(t *testing.T) {

@@ -66,10 +66,12 @@ var removedMethods = map[string]string{
 
 // statelessOnly are the methods that exist only in the stateless revision:
 // they are always handled statelessly, so that a request of them without
-// the _meta it needs is told what is missing.
+// the _meta it needs is told what is missing. The tasks extension's
+// methods are not among them: without the stateless _meta they are
+// -32601, as for any method a session revision does not have.
 func statelessOnly(method string) bool {
 	switch method {
-	case MethodServerDiscover, MethodSubscriptionsListen, MethodTasksGet, MethodTasksUpdate, MethodTasksCancel:
+	case MethodServerDiscover, MethodSubscriptionsListen:
 		return true
 	}
 	return false

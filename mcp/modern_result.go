@@ -82,9 +82,9 @@ func (s *Server) completeResultBytes(raw []byte, ttl int) json.RawMessage {
 			resultType = value
 		case jsontext.KeyIs(key, "_meta"):
 			meta = value
-		case jsontext.KeyIs(key, "ttlMs"):
+		case ttl >= 0 && jsontext.KeyIs(key, "ttlMs"): // a task's ttlMs is no caching hint
 			ttlMs = value
-		case jsontext.KeyIs(key, "cacheScope"):
+		case ttl >= 0 && jsontext.KeyIs(key, "cacheScope"):
 			scope = value
 		default:
 			if !first {

@@ -31,6 +31,11 @@ func (c *toolCall) record(outcome, code string, final bool) {
 		attrs = append(attrs, slog.String("errorCode", code))
 	}
 	attrs = append(attrs, slog.Int("payloadBytes", c.payload))
+	c.mu.Lock()
+	if t := c.task; t != nil {
+		attrs = append(attrs, slog.String("taskId", t.id))
+	}
+	c.mu.Unlock()
 	c.sess.log.LogAttrs(context.Background(), level, "tool call completed", attrs...)
 }
 

@@ -72,6 +72,9 @@ type ClientCapabilities struct {
 	Elicitation *json.RawMessage `json:"elicitation,omitempty"`
 	// Experimental holds non-standard capabilities.
 	Experimental map[string]json.RawMessage `json:"experimental,omitempty"`
+	// Extensions are the MCP extensions the client supports, by
+	// identifier (stateless revision), e.g. ExtensionTasks.
+	Extensions map[string]json.RawMessage `json:"extensions,omitempty"`
 	// Raw is the capabilities object as the client sent it.
 	Raw json.RawMessage `json:"-"`
 }

@@ -49,6 +49,9 @@ type Options struct {
 	// results (at least MinRequestStateKeyBytes). Replicas of one
 	// deployment share it; nil means a random key per process.
 	RequestStateKey []byte
+	// Tasks configures the tasks extension (io.modelcontextprotocol/tasks),
+	// served by default; see TaskOptions and StartTask.
+	Tasks TaskOptions
 }
 
 // Server is an MCP server: its configuration and everything registered on
@@ -138,6 +141,9 @@ func NewServer(opts Options) (*Server, error) {
 			len(opts.RequestStateKey), MinRequestStateKeyBytes)
 	}
 	s.states = newStateSealer(opts.RequestStateKey, time.Duration(max(s.cfg.Stateless.RequestStateTTLMs, 1000))*time.Millisecond, s.clock)
+	if !opts.Tasks.Disabled {
+		s.tasks = newTaskStore(opts.Tasks, s.clock)
+	}
 	s.slots = core.NewSlots(s.cfg.Resources.MaxConcurrentExecutions)
 	s.started = s.clock.Now()
 	s.tools = newRegistry("tools", func(rt *registeredTool) string { return rt.def.Name },

@@ -65,6 +65,10 @@ type Tool struct {
 	Version string
 	// Timeout is the call deadline; zero means tools.defaultTimeoutMs.
 	Timeout time.Duration
+	// TaskSupport says whether the tool's calls may become tasks of the
+	// tasks extension (stateless revision; see StartTask). The zero value
+	// is TaskForbidden.
+	TaskSupport TaskSupport
 	// Exclusive serialises calls of this tool (one at a time).
 	Exclusive bool
 	// Observer marks a tool that only observes the server (health,

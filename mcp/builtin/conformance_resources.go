@@ -34,7 +34,8 @@ func conformanceEnabled(cfg core.Config) bool {
 // template and prompts on srv, naming the first that fails.
 func registerConformance(srv *mcp.Server) error {
 	w := &watchedResource{text: conformanceWatchedFirst}
-	for _, t := range append(conformanceTools(w), statelessTools()...) {
+	tools := append(conformanceTools(w), statelessTools()...)
+	for _, t := range append(tools, conformanceTaskTools()...) { // conformance_tasks.go
 		if err := t.add(srv); err != nil {
 			return fmt.Errorf("builtin: register conformance tool %q: %w", t.name, err)
 		}
