@@ -114,6 +114,35 @@ func responseBound(input []byte, shutdown bool) int {
 var sessionCodes = map[int64]bool{
 	jsonrpc.CodeParseError: true, jsonrpc.CodeInvalidRequest: true, jsonrpc.CodeMethodNotFound: true,
 	jsonrpc.CodeInvalidParams: true, jsonrpc.CodeInternalError: true, mcp.CodeNotInitialized: true,
+	// The stateless revision's (2026-07-28), for requests whose _meta names it.
+	mcp.CodeMissingClientCapability: true, mcp.CodeUnsupportedProtocolVersion: true,
+}
+
+// listenNotification reports whether an output line is a notification of a
+// subscriptions/listen stream: the acknowledgement, tagged with the
+// subscription id (the listen request's id, which the input holds).
+func listenNotification(t *testing.T, line, input []byte) bool {
+	t.Helper()
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if !bytes.HasPrefix(line, []byte(`{"jsonrpc":"2.0","method":`)) {
+		return false
+	}
+	if err := json.Unmarshal(line, &m); err != nil {
+		t.Fatalf("notification %q: %v", line, err)
+	}
+	if m.Method != mcp.NotifySubscriptionsAcknowledged {
+		t.Fatalf("unexpected notification %q", line)
+	}
+	id, ok := m.Params.Meta[mcp.MetaSubscriptionID]
+	if !ok || !validID(id) || !bytes.Contains(input, id) {
+		t.Fatalf("acknowledgement without the listen request's id: %q", line)
+	}
+	return true
 }
 
 // checkResponseLine checks one output line: compact JSON holding one
@@ -248,7 +277,12 @@ func FuzzSession(f *testing.F) {
 		if output[len(output)-1] != '\n' {
 			t.Fatalf("output does not end in a newline: %q", output)
 		}
-		lines := bytes.Split(output[:len(output)-1], []byte{'\n'})
+		var lines [][]byte
+		for _, line := range bytes.Split(output[:len(output)-1], []byte{'\n'}) {
+			if !listenNotification(t, line, input) {
+				lines = append(lines, line)
+			}
+		}
 		if bound := responseBound(input, sess.ShutdownRequested()); len(lines) > bound {
 			t.Fatalf("%d response lines for %d lines that call for one; output:\n%s", len(lines), bound, output)
 		}
@@ -307,6 +341,34 @@ func sessionSeeds() []seed {
 		{"deep-nesting", []byte(hs11 + req("1", "ping", strings.Repeat("[", 500)+strings.Repeat("]", 500)) +
 			strings.Repeat("[", 1000) + strings.Repeat("]", 1000) + "\n")},
 	}
+	// The stateless revision (2026-07-28), beside the session and without one.
+	meta := func(version, caps string) string {
+		return `"_meta":{"io.modelcontextprotocol/protocolVersion":` + version + `,"io.modelcontextprotocol/clientCapabilities":` + caps + `}`
+	}
+	modern := meta(`"2026-07-28"`, `{}`)
+	s = append(s,
+		seed{"stateless-no-session", []byte(req("1", "server/discover", "{"+modern+"}") + req("2", "tools/list", "{"+modern+"}") +
+			req(`"c"`, "tools/call", `{"name":"x","arguments":{},`+modern+`}`) + req("3", "ping", "{"+modern+"}") +
+			req("4", "initialize", "{"+modern+"}") + req("5", "logging/setLevel", `{"level":"info",`+modern+`}`))},
+		seed{"stateless-beside-session", []byte(hs11 + req("1", "tools/list", "") + req("2", "tools/list", "{"+modern+"}") +
+			req("3", "resources/read", `{"uri":"file:///x",`+modern+`}`) + req("4", "resources/read", `{"uri":"file:///x"}`) +
+			req("5", "prompts/get", `{"name":"p",`+modern+`}`))},
+		seed{"stateless-bad-meta", []byte(req("1", "tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`) +
+			req("2", "tools/list", "{"+meta(`"2026-07-28"`, `[]`)+"}") + req("3", "tools/list", "{"+meta(`2026`, `{}`)+"}") +
+			req("4", "tools/list", "{"+meta(`"2026-07-28"`, `{"sampling":1}`)+"}") + req("5", "server/discover", "") +
+			req("6", "server/discover", `{"_meta":[]}`) + req("7", "tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"loud"}}`))},
+		seed{"stateless-unsupported-version", []byte(hs03 + req("1", "tools/list", "{"+meta(`"2099-01-01"`, `{}`)+"}") +
+			req("2", "tools/list", "{"+meta(`"2025-11-25"`, `{}`)+"}") + req("3", "tools/list", "{"+meta(`"`+strings.Repeat("9", 300)+`"`, `{}`)+"}"))},
+		seed{"stateless-input-responses", []byte(req("1", "tools/call", `{"name":"t","arguments":{},"inputResponses":{"k":{"action":"accept"}},"requestState":"e30.AAAA",`+modern+`}`) +
+			req("2", "tools/call", `{"name":"t","inputResponses":[1],`+modern+`}`) +
+			req("3", "tools/call", `{"name":"t","inputResponses":{"k":"x"},"requestState":42,`+modern+`}`) +
+			req("4", "prompts/get", `{"name":"p","requestState":"",`+modern+`}`) +
+			req("5", "resources/read", `{"uri":"u","requestState":"!!.!!","inputResponses":{},`+modern+`}`))},
+		seed{"stateless-listen", []byte(hs11 + req(`"L"`, "subscriptions/listen", `{"notifications":{"toolsListChanged":true,"resourceSubscriptions":["file:///a"]},`+modern+`}`) +
+			req("2", "subscriptions/listen", `{"notifications":[],`+modern+`}`) + req("3", "subscriptions/listen", "{"+modern+"}") +
+			`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"L"}}` + "\n" + req("4", "ping", ""))},
+		seed{"stateless-listen-no-session", []byte(req("9", "subscriptions/listen", `{"notifications":{"promptsListChanged":true},`+modern+`}`))},
+	)
 	for _, d := range decodeSeeds() {
 		s = append(s, seed{"line-" + d.name, append(append([]byte(hs03), d.data...), '\n')})
 	}
