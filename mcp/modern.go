@@ -168,12 +168,6 @@ func parseStatelessMeta(req *jsonrpc.Request) (*statelessReq, *jsonrpc.Error) {
 	return r, nil
 }
 
-// unsupportedVersionData is the data of -32022.
-type unsupportedVersionData struct {
-	Supported []string `json:"supported"`
-	Requested string   `json:"requested"`
-}
-
 func unsupportedVersion(requested string) *jsonrpc.Error {
 	shown := jsontext.Quote(jsontext.Clip(requested, 64))
 	msg := "Unsupported protocol version " + shown + ": requests without a session speak " +
@@ -185,8 +179,9 @@ func unsupportedVersion(requested string) *jsonrpc.Error {
 	} else {
 		msg += "; the session revisions " + strings.Join(SupportedVersions(), ", ") + " begin with initialize"
 	}
+	// A map, so that the error's data gets its correlationId like every other.
 	return &jsonrpc.Error{Code: CodeUnsupportedProtocolVersion, Message: msg,
-		Data: unsupportedVersionData{Supported: supported, Requested: jsontext.Clip(requested, 128)}}
+		Data: map[string]any{"supported": supported, "requested": jsontext.Clip(requested, 128)}}
 }
 
 // routeStateless routes a request of the stateless revision: no lifecycle
