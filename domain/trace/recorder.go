@@ -42,7 +42,13 @@ type RecorderOptions struct {
 	// minute while events arrive.
 	MaxAge    time.Duration
 	MaxEvents int
-	// Clock stamps retention; nil means core.SystemClock.
+	// Linger is how long the writer waits for more events after the first
+	// of a batch before it writes a batch that is not full: calls that
+	// come one after another then share a transaction instead of paying
+	// one each. Zero writes at once. Flush and Close cut it short.
+	Linger time.Duration
+	// Clock stamps retention and times Linger; nil means
+	// core.SystemClock.
 	Clock core.Clock
 	// Logger reports write failures; nil discards them.
 	Logger *slog.Logger
@@ -72,8 +78,9 @@ type Recorder struct {
 	progress chan struct{} // closed and replaced after every batch
 	closed   bool
 
-	stop chan struct{} // closed by Close
-	done chan struct{} // closed when the writer has exited
+	stop     chan struct{} // closed by Close
+	done     chan struct{} // closed when the writer has exited
+	flushNow chan struct{} // 1-buffered: Flush asks the writer to stop lingering
 }
 
 // NewRecorder starts a Recorder. Close it to write what is queued.
@@ -103,7 +110,7 @@ func NewRecorder(opts RecorderOptions) *Recorder {
 		opts.Redactor = core.NewRedactor(nil)
 	}
 	r := &Recorder{opts: opts, queue: make(chan item, opts.QueueSize), progress: make(chan struct{}),
-		stop: make(chan struct{}), done: make(chan struct{})}
+		stop: make(chan struct{}), done: make(chan struct{}), flushNow: make(chan struct{}, 1)}
 	go r.run()
 	return r
 }
@@ -139,6 +146,10 @@ func (r *Recorder) Counts() (accepted, dropped, failed uint64) {
 // by the writer, or ctx ends.
 func (r *Recorder) Flush(ctx context.Context) error {
 	target := r.accepted.Load()
+	select {
+	case r.flushNow <- struct{}{}: // write now, do not linger
+	default:
+	}
 	for {
 		r.mu.Lock()
 		if r.written >= target || r.closed && r.writerDone() {
@@ -206,12 +217,36 @@ func (r *Recorder) run() {
 			}
 		}
 		batch = r.drain(batch[:0], first, true)
+		if r.opts.Linger > 0 && len(batch) < r.opts.BatchSize {
+			batch = r.linger(batch)
+		}
 		r.write(batch)
 		if now := r.opts.Clock.Now(); now.Sub(lastPrune) >= pruneEvery {
 			lastPrune = now
 			r.prune(now)
 		}
 	}
+}
+
+// linger adds events to a batch that is not full until it is, Linger has
+// passed, or Flush or Close asks for the write.
+func (r *Recorder) linger(batch []Event) []Event {
+	expired := make(chan struct{})
+	t := r.opts.Clock.AfterFunc(r.opts.Linger, func() { close(expired) })
+	defer t.Stop()
+	for len(batch) < r.opts.BatchSize {
+		select {
+		case it := <-r.queue:
+			batch = append(batch, r.finish(it))
+		case <-expired:
+			return batch
+		case <-r.flushNow:
+			return r.drain(batch, item{}, false)
+		case <-r.stop:
+			return r.drain(batch, item{}, false)
+		}
+	}
+	return batch
 }
 
 // drain fills batch: first (when has), then queued items without waiting.

@@ -37,6 +37,7 @@ type TraceConfig struct {
 	BatchSize          int  `json:"batchSize" config:"max=10000" help:"Most trace events written in one transaction."`
 	RetentionMaxAgeMs  int  `json:"retentionMaxAgeMs" help:"Trace events older than this are deleted, in milliseconds."`
 	RetentionMaxEvents int  `json:"retentionMaxEvents" help:"At most this many trace events are kept (the oldest go first)."`
+	FlushIntervalMs    int  `json:"flushIntervalMs" config:"max=60000" help:"How long the trace writer waits for more events before it writes a batch that is not full, in milliseconds (0: at once). Reading traces writes what is pending first."`
 }
 
 // AgentConfig is the "agent" section of the configuration.
@@ -62,7 +63,7 @@ func DefaultConfig() Config {
 		Store: StoreConfig{BusyTimeoutMs: int(store.DefaultBusyTimeout / time.Millisecond),
 			WatchIntervalMs: int(store.DefaultWatchInterval / time.Millisecond)},
 		Trace: TraceConfig{Enabled: true, MaxCapturedBytes: trace.DefaultMaxCaptured, QueueSize: trace.DefaultQueueSize,
-			BatchSize: trace.DefaultBatchSize, RetentionMaxAgeMs: int(trace.DefaultMaxAge / time.Millisecond),
+			BatchSize: trace.DefaultBatchSize, FlushIntervalMs: 200, RetentionMaxAgeMs: int(trace.DefaultMaxAge / time.Millisecond),
 			RetentionMaxEvents: trace.DefaultMaxEvents},
 		Agent: AgentConfig{MaxDelegationDepth: agent.DefaultMaxDelegationDepth, RunTimeoutMs: defaultRunTimeoutMs},
 	}

@@ -96,7 +96,8 @@ func New(opts Options) (*Domain, error) {
 			BatchSize: cfg.Trace.BatchSize, Capture: cfg.Trace.CaptureArguments, MaxCaptured: cfg.Trace.MaxCapturedBytes,
 			Redactor: core.NewRedactor(opts.Base.Logging.RedactKeys),
 			MaxAge:   time.Duration(cfg.Trace.RetentionMaxAgeMs) * time.Millisecond, MaxEvents: cfg.Trace.RetentionMaxEvents,
-			Clock: opts.Clock, Logger: opts.Logger})
+			Linger: time.Duration(cfg.Trace.FlushIntervalMs) * time.Millisecond,
+			Clock:  opts.Clock, Logger: opts.Logger})
 		d.sink = NewAuditSink(d.recorder, opts.Clock, d.serverID)
 		flusher = d.recorder
 	}
