@@ -15,7 +15,7 @@ import (
 // Defaults of RecorderOptions.
 const (
 	DefaultQueueSize   = 4096
-	DefaultBatchSize   = 256
+	DefaultBatchSize   = 1024
 	DefaultMaxCaptured = 4096
 	DefaultMaxAge      = 7 * 24 * time.Hour
 	DefaultMaxEvents   = 100000
@@ -81,6 +81,7 @@ type Recorder struct {
 	stop     chan struct{} // closed by Close
 	done     chan struct{} // closed when the writer has exited
 	flushNow chan struct{} // 1-buffered: Flush asks the writer to stop lingering
+	full     chan struct{} // 1-buffered: Record says a batch is waiting
 }
 
 // NewRecorder starts a Recorder. Close it to write what is queued.
@@ -110,7 +111,7 @@ func NewRecorder(opts RecorderOptions) *Recorder {
 		opts.Redactor = core.NewRedactor(nil)
 	}
 	r := &Recorder{opts: opts, queue: make(chan item, opts.QueueSize), progress: make(chan struct{}),
-		stop: make(chan struct{}), done: make(chan struct{}), flushNow: make(chan struct{}, 1)}
+		stop: make(chan struct{}), done: make(chan struct{}), flushNow: make(chan struct{}, 1), full: make(chan struct{}, 1)}
 	go r.run()
 	return r
 }
@@ -129,6 +130,12 @@ func (r *Recorder) Record(ev Event, result any) bool {
 	select {
 	case r.queue <- item{ev: ev, result: result}:
 		r.accepted.Add(1)
+		if r.opts.Linger > 0 && len(r.queue) >= r.opts.BatchSize {
+			select { // a whole batch waits: the lingering writer need not wait longer
+			case r.full <- struct{}{}:
+			default:
+			}
+		}
 		return true
 	default:
 		r.dropped.Add(1)
@@ -228,25 +235,22 @@ func (r *Recorder) run() {
 	}
 }
 
-// linger adds events to a batch that is not full until it is, Linger has
-// passed, or Flush or Close asks for the write.
+// linger completes a batch that is not full: it waits, without waking for
+// each event, until Linger has passed, a whole batch is queued, or Flush
+// or Close asks for the write, and then takes what is queued.
 func (r *Recorder) linger(batch []Event) []Event {
-	expired := make(chan struct{})
-	t := r.opts.Clock.AfterFunc(r.opts.Linger, func() { close(expired) })
-	defer t.Stop()
-	for len(batch) < r.opts.BatchSize {
+	if len(r.queue) < r.opts.BatchSize-len(batch) {
+		expired := make(chan struct{})
+		t := r.opts.Clock.AfterFunc(r.opts.Linger, func() { close(expired) })
 		select {
-		case it := <-r.queue:
-			batch = append(batch, r.finish(it))
 		case <-expired:
-			return batch
+		case <-r.full:
 		case <-r.flushNow:
-			return r.drain(batch, item{}, false)
 		case <-r.stop:
-			return r.drain(batch, item{}, false)
 		}
+		t.Stop()
 	}
-	return batch
+	return r.drain(batch, item{}, false)
 }
 
 // drain fills batch: first (when has), then queued items without waiting.

@@ -119,7 +119,14 @@ func run() int {
 			return fail(err)
 		}
 	}
-	mcprtEnv := []string{"MCPRT_SERVER_MODE=TEST", "MCPRT_LOGGING_LEVEL=info",
+	// mcprt keeps its store (traces, memory) in a data directory of this
+	// run's own, removed at the end: nothing is left in the source tree.
+	dataDir, err := os.MkdirTemp("", "mcprt-compare-")
+	if err != nil {
+		return fail(err)
+	}
+	defer os.RemoveAll(dataDir)
+	mcprtEnv := []string{"MCPRT_SERVER_MODE=TEST", "MCPRT_LOGGING_LEVEL=info", "MCPRT_AACP_DATA_DIR=" + dataDir,
 		"MCPRT_RESOURCES_MAX_CONCURRENT_EXECUTIONS=" + strconv.Itoa(max(*inflight, 10))}
 	var groups []group
 	if doStdio {
