@@ -253,6 +253,44 @@ check(JSON.stringify(noteName.completion.values) === JSON.stringify(["alpha", "b
 const badRef = await rejects(client.complete({ ref: { type: "ref/prompt", name: "demo_nothing" }, argument: { name: "x", value: "" } }));
 check(badRef?.code === -32602, "completion/complete of an unknown prompt is -32602");
 
+// The coordination domains: every resource listed and read (templates
+// through an instance), every prompt got, their ids completed from live
+// data.
+const stored = await client.callTool({ name: "memory_store", arguments: { namespace: "ts", key: "k1", value: { note: "from the TS client" } } });
+check(!stored.isError, "memory_store");
+const domainStatic = ["agents://available", "memory://entries", "policies://", "sessions://active", "traces://recent", "workflows://"];
+for (const u of domainStatic) {
+  check(uris.includes(u), "resources/list has " + u);
+  const r = await client.readResource({ uri: u });
+  check(r.contents.length === 1 && r.contents[0].mimeType === "application/json" && typeof JSON.parse(r.contents[0].text) === "object",
+    "resources/read " + u + " is a JSON document");
+}
+const tmplNames = templates.map((t) => t.uriTemplate);
+for (const t of ["agents://id/{agentId}", "memory://entries/{namespace}/{key}", "policies://id/{id}", "sessions://id/{id}",
+  "traces://id/{traceId}", "workflows://id/{id}"]) {
+  check(tmplNames.includes(t), "resources/templates/list has " + t);
+}
+for (const [u, has] of [["memory://entries/ts/k1", "from the TS client"], ["policies://id/default", "default"],
+  ["workflows://id/check-change", "check-change"], ["agents://id/counter", "counter"]]) {
+  const r = await client.readResource({ uri: u });
+  check(r.contents[0].text.includes(has), "resources/read " + u + " through its template");
+}
+const noEntry = await rejects(client.readResource({ uri: "memory://entries/ts/nothing" }));
+check(noEntry?.code === -32002, "resources/read of a missing memory entry is -32002");
+const nsDone = await client.complete({ ref: { type: "ref/resource", uri: "memory://entries/{namespace}/{key}" }, argument: { name: "namespace", value: "t" } });
+check(nsDone.completion.values.includes("ts"), "completion of a memory namespace from live data");
+const wfDone = await client.complete({ ref: { type: "ref/prompt", name: "run_workflow" }, argument: { name: "workflowId", value: "check" } });
+check(JSON.stringify(wfDone.completion.values) === JSON.stringify(["check-change"]), "completion of run_workflow's workflowId");
+const agDone = await client.complete({ ref: { type: "ref/prompt", name: "run_agent" }, argument: { name: "agentId", value: "cou" } });
+check(agDone.completion.values.includes("counter"), "completion of run_agent's agentId");
+const promptNames = prompts.map((p) => p.name);
+for (const [name, args] of [["search_memory", { query: "note" }], ["run_workflow", { workflowId: "check-change" }],
+  ["list_agents", {}], ["run_agent", { agentId: "counter", task: "count" }]]) {
+  check(promptNames.includes(name), "prompts/list has " + name);
+  const got = await client.getPrompt({ name, arguments: args });
+  check(got.messages.length >= 1 && got.messages[0].content.type === "text", "prompts/get " + name);
+}
+
 // Logging: demo_log logs at debug, below the default level, until
 // logging/setLevel debug.
 await client.callTool({ name: "demo_log", arguments: { message: "unheard" } });
