@@ -269,12 +269,12 @@ func (c *Conn) Drain(ctx context.Context) {
 // such a request was in flight.
 func (c *Conn) Cancel(id ID, cause error) bool {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	e, ok := c.inflight[id]
 	if ok {
+		// Both under the lock: whoever finds the request cancelled (a
+		// refused Respond) also finds its context's cause set.
 		e.cancelled = true
-	}
-	c.mu.Unlock()
-	if ok {
 		e.cancel(cause)
 	}
 	return ok

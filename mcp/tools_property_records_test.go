@@ -255,7 +255,11 @@ func testPropertyCompletionRecords(t *testing.T, tr transportKind) {
 				// or before: every tools/call answer goes through
 				// jsonrpc.Respond, which sends nothing once the client
 				// cancelled).
-				allowed += "|" + OutcomeAborted
+				// The test closes the session without waiting for the
+				// answers of cancelled calls: one the server answered just
+				// before the cancellation arrived may still be on its way
+				// to the transport when the session closes.
+				allowed += "|" + OutcomeAborted + "|" + OutcomeDisconnectedCompleted
 			}
 			got := strings.TrimSpace(outcome + " " + code)
 			if outcome == OutcomeLateCompleted || outcome == OutcomeAborted || outcome == OutcomeDisconnectedCompleted {
