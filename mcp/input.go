@@ -118,6 +118,7 @@ type MissingCapabilityError struct {
 	Capabilities map[string]any
 }
 
+// Error names the missing capabilities.
 func (e *MissingCapabilityError) Error() string {
 	names := make([]string, 0, len(e.Capabilities))
 	for k := range e.Capabilities {
