@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcprt/mcprt/domain/workflow"
+	"strings"
 	"time"
 
 	"github.com/mcprt/mcprt/aacp"
@@ -83,7 +85,33 @@ func (d *Domain) addAgentTools(r *registrar) {
 	at := agent.NewTools(d.agents)
 	add(r, "agent_list", at.List)
 	add(r, "agent_get", at.Get)
-	addTimed(r, "agent_run", time.Duration(d.runTimeoutMs)*time.Millisecond, at.Run)
+	addTimed(r, "agent_run", time.Duration(d.runTimeoutMs)*time.Millisecond, d.tracedRun(at.Run))
+}
+
+// tracedRun records, with tracing on, an agent run handed to an in-process
+// agent or delegated over messaging as a step nested in the agent_run
+// call's trace (correlation id T/agentId; a workflow run records its own
+// steps under T/workflowId).
+func (d *Domain) tracedRun(run func(context.Context, agent.RunInput) (agent.RunOutput, error)) func(context.Context, agent.RunInput) (agent.RunOutput, error) {
+	if d.recorder == nil {
+		return run
+	}
+	tracer := &stepTracer{rec: d.recorder, serverID: d.serverID}
+	return func(ctx context.Context, in agent.RunInput) (agent.RunOutput, error) {
+		start := d.clock.Now()
+		out, err := run(ctx, in)
+		cid := mcp.CorrelationID(ctx)
+		if cid == "" || out.Runner == agent.RunnerWorkflow || in.AgentID == "" || strings.Contains(in.AgentID, "/") {
+			return out, err
+		}
+		name := "agent:" + in.AgentID
+		if out.TaskID != "" {
+			name += " (task " + out.TaskID + ")"
+		}
+		tracer.Step(workflow.StepEvent{RunID: out.TaskID, Name: name, CorrelationID: cid + "/" + in.AgentID,
+			Start: start, Duration: d.clock.Now().Sub(start), Err: err, Output: out.Output})
+		return out, err
+	}
 }
 
 // registerAgentExtras adds agents://available (with agent_list),

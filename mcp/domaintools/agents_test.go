@@ -137,3 +137,30 @@ func asJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// With tracing on, an agent run handed to an in-process agent is a step
+// nested in the agent_run call's trace.
+func TestAgentRunTraced(t *testing.T) {
+	coord := aacp.NewCoordinator(aacp.Options{})
+	t.Cleanup(func() { coord.Close(context.Background()) })
+	if err := coord.RegisterAgent("echo", aacp.EchoAgent()); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := setupWith(t, core.ModeFull, true, "", func(d *Domain) {
+		if err := d.ConnectAgents(coord, nil); err != nil {
+			t.Fatal(err)
+		}
+	})
+	var res map[string]any
+	c.result("tools/call", map[string]any{"name": "agent_run", "arguments": map[string]any{"agentId": "echo"},
+		"_meta": map[string]any{"correlationId": "trace-agent"}}, &res)
+	if res["isError"] != false {
+		t.Fatalf("agent_run: %v", res)
+	}
+	got := asJSON(c.tool("trace_get", map[string]any{"traceId": "trace-agent"}))
+	for _, want := range []string{`"agent:echo"`, `"trace-agent/echo"`, `"agent_run"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("trace_get has no %s: %s", want, got)
+		}
+	}
+}

@@ -60,7 +60,10 @@
 //     domain/agent). Register also adds agents://available (with
 //     agent_list), agents://id/{agentId} (with agent_get), and the prompts
 //     list_agents (with agent_list) and run_agent (with agent_run), with
-//     agentId completed from live data.
+//     agentId completed from live data. With tracing on, a run handed to an
+//     in-process agent or delegated over messaging is recorded as the step
+//     T/agentId of the agent_run call's trace T (a workflow run records
+//     its own steps).
 //   - Tracing (trace.enabled) is on by default: with it, the first
 //     tools/call creates the store.
 //   - memory://entries lists the newest entries first; memory_list pages

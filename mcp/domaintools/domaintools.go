@@ -51,6 +51,7 @@ type Domain struct {
 	updates      *updates        // resources/updated notifications (updates.go)
 	serverID     string
 	flows        *workflow.Engine
+	clock        core.Clock
 }
 
 // New builds the services. It touches no file but the policies directory,
@@ -73,7 +74,7 @@ func New(opts Options) (*Domain, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Domain{db: db, serverID: opts.IDs.NewID(), runTimeoutMs: cfg.Agent.RunTimeoutMs,
+	d := &Domain{db: db, serverID: opts.IDs.NewID(), runTimeoutMs: cfg.Agent.RunTimeoutMs, clock: opts.Clock,
 		updates: newUpdates(db, time.Duration(cfg.Store.WatchIntervalMs)*time.Millisecond, opts.Clock, opts.Logger)}
 	d.memory = memory.NewService(db.Memory(), opts.Clock)
 	d.sessions = session.NewService(db.Sessions(), opts.Clock, opts.IDs)
