@@ -236,27 +236,25 @@ func (st *taskStore) cancelTask(id string) bool {
 // complete ends t with the tool's result. It reports whether t was still
 // running (a cancelled or expired task keeps its status).
 func (st *taskStore) complete(t *task, result json.RawMessage) bool {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if t.terminal() {
-		return false
-	}
-	t.result = result
-	clear(t.pending)
-	t.setStatus(TaskCompleted, st.clock.Now())
-	return true
+	return st.end(t, TaskCompleted, func() { t.result = result })
 }
 
 // fail ends t with a JSON-RPC error.
 func (st *taskStore) fail(t *task, e *jsonrpc.Error) bool {
+	return st.end(t, TaskFailed, func() { t.err = e })
+}
+
+// end gives a running t its final status and outcome (set, under the
+// store's lock); it reports false when t had already ended.
+func (st *taskStore) end(t *task, status string, set func()) bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if t.terminal() {
 		return false
 	}
-	t.err = e
+	set()
 	clear(t.pending)
-	t.setStatus(TaskFailed, st.clock.Now())
+	t.setStatus(status, st.clock.Now())
 	return true
 }
 

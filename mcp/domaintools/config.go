@@ -107,36 +107,28 @@ func LoadConfig(path string, environ []string, version string, extra ...func(*co
 }
 
 // StoreDir returns the store's directory: store.dir, or {dataDir}/store.
-func (c Config) StoreDir(dataDir string) string {
-	if c.Store.Dir != "" {
-		return c.Store.Dir
-	}
-	return filepath.Join(dataDir, "store")
-}
+func (c Config) StoreDir(dataDir string) string { return dirOr(c.Store.Dir, dataDir, "store") }
 
 // PoliciesDir returns the policies directory: guard.policiesDir, or
 // {dataDir}/policies.
 func (c Config) PoliciesDir(dataDir string) string {
-	if c.Guard.PoliciesDir != "" {
-		return c.Guard.PoliciesDir
-	}
-	return filepath.Join(dataDir, "policies")
+	return dirOr(c.Guard.PoliciesDir, dataDir, "policies")
 }
 
 // WorkflowsDir returns the workflows directory: workflow.dir, or
 // {dataDir}/workflows.
 func (c Config) WorkflowsDir(dataDir string) string {
-	if c.Workflow.Dir != "" {
-		return c.Workflow.Dir
-	}
-	return filepath.Join(dataDir, "workflows")
+	return dirOr(c.Workflow.Dir, dataDir, "workflows")
 }
 
 // AgentsDir returns the agent profiles directory: agent.dir, or
 // {dataDir}/agents.
-func (c Config) AgentsDir(dataDir string) string {
-	if c.Agent.Dir != "" {
-		return c.Agent.Dir
+func (c Config) AgentsDir(dataDir string) string { return dirOr(c.Agent.Dir, dataDir, "agents") }
+
+// dirOr is dir when set, else {dataDir}/name.
+func dirOr(dir, dataDir, name string) string {
+	if dir != "" {
+		return dir
 	}
-	return filepath.Join(dataDir, "agents")
+	return filepath.Join(dataDir, name)
 }
