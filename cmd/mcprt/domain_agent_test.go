@@ -90,6 +90,14 @@ func TestAgentProfilesThroughBinary(t *testing.T) {
 		asJSON(t, r["output"]) != `{"payload":{"delegation":{"depth":1},"input":{"n":1},"sessionId":"s-9","task":"repeat"},"type":"agent_run"}` {
 		t.Errorf("agent_run echo = %v", r)
 	}
+	// Tracing is on by default: the run is a step nested in the call's trace.
+	if got := c.rpc(t, "tools/call", `{"name":"agent_run","arguments":{"agentId":"echo"},"_meta":{"correlationId":"agent-trace"}}`); got["isError"] != false {
+		t.Fatalf("agent_run under a correlation id: %v", got)
+	}
+	if got := asJSON(t, c.ok(t, "trace_get", `{"traceId":"agent-trace"}`)); !strings.Contains(got, `"agent-trace/echo"`) ||
+		!strings.Contains(got, `"agent:echo"`) {
+		t.Errorf("trace_get agent-trace has no nested agent step: %s", got)
+	}
 	c.fails(t, "agent_run", `{"agentId":"off"}`, "AGENT_PERMISSION_DENIED")
 	e = c.fails(t, "agent_run", `{"agentId":"shallow","delegationDepth":1}`, "AGENT_DELEGATION_DEPTH_EXCEEDED")
 	if e.Details["limit"] != 0.0 || e.Details["depth"] != 1.0 {
