@@ -90,6 +90,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	if len(args) > 0 && args[0] == "aacp" { // the operator commands, not the server
 		return runAACP(args[1:], stdout, stderr, environ)
 	}
+	if len(args) > 0 {
+		switch args[0] {
+		case "hook": // client hooks and the git pre-commit hook (hook.go)
+			return runHook(args[1:], stdin, stdout, stderr, environ)
+		case "guard": // check paths against guard policies and reservations (guard.go)
+			return runGuard(args[1:], stdout, stderr, environ)
+		case "ui": // the overseer's console alone, over a data directory (ui.go)
+			return runUI(args[1:], stdout, stderr, environ)
+		}
+	}
 	if len(args) > 0 && args[0] == "trace" { // print recorded traces, not the server
 		web := streamable.DefaultConfig()
 		return domaintools.TraceCommand(args[1:], stdout, stderr, environ, version,
