@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -210,4 +211,41 @@ func (h *timerHeap) Pop() any {
 	*h = old[:len(old)-1]
 	t.index = -1
 	return t
+}
+
+// OffsetClock is a Clock that reads another clock (the system clock when
+// Base is nil) shifted by an offset that Advance moves forward. The
+// binary uses it in mode TEST so that black-box tests can make hours pass
+// (TTL expiry, stale agents, ack timeouts) without waiting: timers keep
+// running on real durations, and whatever compares stored times with Now
+// sees the shifted time. Safe for concurrent use.
+type OffsetClock struct {
+	Base   Clock
+	offset atomic.Int64 // nanoseconds
+}
+
+// Now returns the base clock's time plus the offset.
+func (c *OffsetClock) Now() time.Time {
+	return c.base().Now().Add(time.Duration(c.offset.Load()))
+}
+
+// AfterFunc arms a timer on the base clock.
+func (c *OffsetClock) AfterFunc(d time.Duration, f func()) Timer {
+	return c.base().AfterFunc(d, f)
+}
+
+// Advance moves the clock forward by d (d <= 0 leaves it) and returns the
+// new time.
+func (c *OffsetClock) Advance(d time.Duration) time.Time {
+	if d > 0 {
+		c.offset.Add(int64(d))
+	}
+	return c.Now()
+}
+
+func (c *OffsetClock) base() Clock {
+	if c.Base == nil {
+		return SystemClock{}
+	}
+	return c.Base
 }

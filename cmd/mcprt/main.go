@@ -187,10 +187,18 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	telemetry := core.NewTelemetry(core.SystemClock{})
+	// The domain and messaging read one clock; in mode TEST the fixture
+	// clock_advance moves it, so black-box tests make time pass by hand.
+	var clock core.Clock = core.SystemClock{}
+	var testClock *core.OffsetClock
+	if cfg.Server.Mode == core.ModeTest {
+		testClock = &core.OffsetClock{}
+		clock = testClock
+	}
 	go telemetry.Run(ctx)
 	// Memory, sessions, guard policies and traces share one SQLite store,
 	// opened by its first use; the trace sink records every tools/call.
-	domain, err := domaintools.New(domaintools.Options{Config: domainCfg, Base: cfg, Logger: logger})
+	domain, err := domaintools.New(domaintools.Options{Config: domainCfg, Base: cfg, Logger: logger, Clock: clock})
 	if err != nil {
 		logConfigError(bootLog, err) // unredacted: "key" is a redaction key
 		return exitConfig
@@ -214,13 +222,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	}
 	// agent_list is the domain's: it also lists profiles and messaging agents.
 	if err := builtin.Register(srv, builtin.Options{Agents: agents, Version: cfg.Server.Version,
-		AdminAuthorized: adminAuthorized, OmitAgentList: true}); err != nil {
+		AdminAuthorized: adminAuthorized, OmitAgentList: true, Clock: testClock}); err != nil {
 		logger.Error("cannot register the built-in tools", "error", err.Error())
 		return exitFatal
 	}
 	// Agent-to-agent messaging: the journal in aacp.dataDir is opened by
 	// the first aacp_* call, not here.
-	messaging, err := aacptools.New(aacptools.Options{Config: cfg.AACP, Logger: logger})
+	messaging, err := aacptools.New(aacptools.Options{Config: cfg.AACP, Logger: logger, Clock: clock})
 	if err != nil {
 		logConfigError(logger, err)
 		return exitConfig

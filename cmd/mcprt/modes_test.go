@@ -62,7 +62,7 @@ var (
 	aacpReadOnly = []string{"aacp_agents", "aacp_dead_letters", "aacp_receive", "aacp_status"}
 	aacpTools    = []string{"aacp_ack", "aacp_nack", "aacp_register_agent", "aacp_requeue", "aacp_send"}
 	adminNames   = []string{"admin_register_tool", "admin_unregister_tool"}
-	fixtureNames = []string{"big_result", "demo_elicit", "demo_log", "demo_progress", "demo_roots", "demo_sample", "demo_touch",
+	fixtureNames = []string{"big_result", "clock_advance", "demo_elicit", "demo_log", "demo_progress", "demo_roots", "demo_sample", "demo_touch",
 		"echo", "fail", "noop", "panic", "sleep", "unserializable"}
 )
 

@@ -30,6 +30,8 @@ type Options struct {
 	// Open opens the broker on first use; nil means broker.Open. Tests
 	// use it to supply a clock or an in-memory journal.
 	Open func(broker.Options) (*broker.Broker, error)
+	// Clock is the broker's clock; nil means the system clock.
+	Clock core.Clock
 }
 
 // Service holds the broker behind the aacp_* tools: it opens it on first
@@ -81,7 +83,7 @@ func New(opts Options) (*Service, error) {
 		agentID: id, agentType: typ, open: opts.Open,
 		bopts: broker.Options{
 			DataDir: c.DataDir, Fsync: fsync, DefaultTTL: time.Duration(c.DefaultTTLMs) * time.Millisecond,
-			Policies: Policies(c), Logger: opts.Logger,
+			Policies: Policies(c), Logger: opts.Logger, Clock: opts.Clock,
 		},
 	}
 	if s.open == nil {

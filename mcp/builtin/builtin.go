@@ -32,6 +32,10 @@ type Options struct {
 	// tools.adminPolicy.mode=token the admin tools run only for such
 	// sessions. Nil means none is.
 	AdminAuthorized func(*mcp.Session) bool
+	// Clock, when set, is the clock the server's components read; in mode
+	// TEST the fixture clock_advance moves it forward so that black-box
+	// tests can make time pass (expiry, staleness) without waiting.
+	Clock *core.OffsetClock
 }
 
 // Register registers the built-in tools on srv. The server's
@@ -73,7 +77,7 @@ func Register(srv *mcp.Server, opts Options) error {
 		tools = append(tools, adminTools(srv, opts.Agents, newDynamicTools(), opts.AdminAuthorized)...)
 	}
 	if cfg.Server.Mode == core.ModeTest {
-		tools = append(tools, fixtureTools(cfg)...)
+		tools = append(tools, fixtureTools(cfg, opts.Clock)...)
 	}
 	for _, t := range tools {
 		err := t.add(srv)

@@ -51,11 +51,11 @@ type bigResultArgs struct {
 // essential, so no other mode would admit them (they are registered in
 // TEST only). Fixtures that return no object (or none at all) have an
 // Out that is not a struct, so they list no output schema.
-func fixtureTools(cfg core.Config) []tool {
+func fixtureTools(cfg core.Config, clock *core.OffsetClock) []tool {
 	fixture := func(title string) *mcp.ToolAnnotations {
 		return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: mcp.Bool(false), OpenWorldHint: mcp.Bool(false)}
 	}
-	return []tool{
+	tools := []tool{
 		typed(mcp.Tool{
 			Name:        "noop",
 			Description: "TEST fixture: does nothing and returns {}. Takes no arguments.",
@@ -113,6 +113,30 @@ func fixtureTools(cfg core.Config) []tool {
 			return math.NaN(), nil
 		}),
 	}
+	if clock != nil {
+		tools = append(tools, typed(mcp.Tool{
+			Name: "clock_advance",
+			Description: "TEST fixture: moves this process's clock forward by ms milliseconds (expiry, staleness " +
+				"and timeouts see the later time) and returns {now}.",
+			Annotations: fixture("Advance the clock"),
+		}, func(_ context.Context, _ *mcp.CallToolRequest, in clockAdvanceArgs) (clockAdvanceResult, error) {
+			if in.Ms < 0 || in.Ms != math.Trunc(in.Ms) {
+				return clockAdvanceResult{}, core.Errorf(core.CodeInvalidArgument, "ms is %v; want a whole number of milliseconds >= 0", in.Ms)
+			}
+			return clockAdvanceResult{Now: clock.Advance(time.Duration(in.Ms) * time.Millisecond)}, nil
+		}))
+	}
+	return tools
+}
+
+// clockAdvanceArgs are clock_advance's arguments.
+type clockAdvanceArgs struct {
+	Ms float64 `json:"ms"`
+}
+
+// clockAdvanceResult is clock_advance's result: the clock's new time.
+type clockAdvanceResult struct {
+	Now time.Time `json:"now"`
 }
 
 // sleepTool is the sleep fixture. Its result is an object, but it lists no
