@@ -502,11 +502,13 @@ func (s *HTTPServer) post(c *httpCaller, sess *httpSession, body []byte, id int6
 }
 
 // exited adds to a request's error that the server has exited, when it
-// has (within 100 ms: the exit may not have been noticed yet).
+// has (within 5 s: on a loaded machine the exit of a server that just
+// closed its connections may take a while to be reaped; a request that
+// failed is the slow path, so waiting costs nothing on the fast one).
 func (s *HTTPServer) exited(err error) error {
 	select {
 	case <-s.waited:
-	case <-time.After(100 * time.Millisecond):
+	case <-time.After(5 * time.Second):
 		return err
 	}
 	status := "exit status 0"
