@@ -2,10 +2,11 @@
 GO            ?= go
 STATICCHECK   ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME      ?= 20000x
-LONGFUZZTIME  ?= 5m
+LONGFUZZTIME  ?= 2000000x
 VERSION       ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
 LDFLAGS       := -X main.version=$(VERSION)
-FUZZ_TARGETS  := $(shell grep -ho '^func Fuzz[A-Za-z0-9_]*' fuzz/*_test.go 2>/dev/null | sed 's/^func //')
+# every Fuzz function of the module as package-dir:FuzzName (go test -fuzz takes one package and one target)
+FUZZ_TARGETS  := $(shell grep -rHo --include='*_test.go' --exclude-dir=testdata --exclude-dir=compare '^func Fuzz[A-Za-z0-9_]*' . 2>/dev/null | sed -E 's|^\./(.*)/[^/]*:func (Fuzz.*)|\1:\2|' | sort)
 
 .PHONY: all build test vet unit fuzz-short fuzz bench lint run clean
 
@@ -25,14 +26,15 @@ unit:
 	$(GO) test -race -count=1 ./...
 	$(GO) test -run='^$$' -bench=. -benchtime=1x ./...
 
-## fuzz-short: each fuzz target for $(FUZZTIME) inputs (an iteration count, not wall time: a loaded machine cannot make it fail)
+## fuzz-short: every fuzz target of the module for $(FUZZTIME) inputs (an iteration count, not wall time: a loaded machine cannot make it fail)
 fuzz-short:
 	@for t in $(FUZZ_TARGETS); do \
-		echo "fuzz $$t for $(FUZZTIME)"; \
-		$(GO) test -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) ./fuzz || exit 1; \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$name in ./$$pkg for $(FUZZTIME)"; \
+		$(GO) test -run='^$$' -fuzz="^$$name$$" -fuzztime=$(FUZZTIME) ./$$pkg || exit 1; \
 	done
 
-## fuzz: each fuzz target for $(LONGFUZZTIME)
+## fuzz: every fuzz target for $(LONGFUZZTIME) inputs (an iteration count too)
 fuzz:
 	$(MAKE) fuzz-short FUZZTIME=$(LONGFUZZTIME)
 

@@ -5,7 +5,6 @@ go 1.26.5
 require (
 	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/google/go-cmp v0.7.0
-	github.com/google/gofuzz v1.2.0
 	github.com/kaptinlin/jsonschema v0.9.8
 	github.com/yosida95/uritemplate/v3 v3.0.2
 	golang.org/x/text v0.40.0

@@ -4,7 +4,9 @@
 // clock, concurrency slots and payload sizing, and runtime telemetry with
 // the health rules.
 //
-// core imports the standard library only. Nothing in it keeps global
+// core depends on nothing outside the standard library: besides it, it
+// imports only the module's internal jsontext package (JSON text helpers),
+// which imports the standard library alone. Nothing in it keeps global
 // mutable state: every stateful value (a Loader, a logger, a LogWriter, a
 // slot pool, a telemetry sampler, a clock) is created by its owner and
 // passed where it is needed, so two servers in one process share nothing.

@@ -62,11 +62,16 @@ func NewError(code Code, message string) *Error {
 }
 
 // Errorf is NewError with a formatted message. A %w verb in format sets the
-// cause that Unwrap returns.
+// cause that Unwrap returns; with several %w verbs the cause wraps them all,
+// so errors.Is and errors.As find each.
 func Errorf(code Code, format string, args ...any) *Error {
 	err := fmt.Errorf(format, args...)
 	e := NewError(code, err.Error())
-	e.cause = errors.Unwrap(err)
+	if _, many := err.(interface{ Unwrap() []error }); many {
+		e.cause = err
+	} else {
+		e.cause = errors.Unwrap(err)
+	}
 	return e
 }
 
@@ -98,10 +103,11 @@ func (e *Error) Error() string {
 // Unwrap returns the underlying cause, if any.
 func (e *Error) Unwrap() error { return e.cause }
 
-// Is reports whether target is an *Error with the same code.
+// Is reports whether target is a non-nil *Error with the same code. A nil
+// *Error matches nothing.
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
-	return ok && t.Code == e.Code
+	return ok && t != nil && t.Code == e.Code
 }
 
 // AsError returns err as an *Error. An error that is not (and does not wrap)

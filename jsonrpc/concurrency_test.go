@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -219,5 +220,33 @@ func expectEachOnce(t *testing.T, out *lineSink, n int) {
 		if !seen[strconv.Itoa(i)] {
 			t.Fatalf("no response for id %d", i)
 		}
+	}
+}
+
+// TestWaitTimeoutLeavesNoGoroutine: Conn.Wait that gives up while a
+// handler runs leaves no goroutine behind, however often it is called,
+// and a later Wait still sees the handler return.
+func TestWaitTimeoutLeavesNoGoroutine(t *testing.T) {
+	b := newBlocker()
+	d := newTestDisp(false).handle("block", b.route())
+	p := newLineConn(t, d, Options{}, LineOptions{}, false)
+	p.in.feed(`{"jsonrpc":"2.0","id":"a","method":"block"}` + "\n")
+	<-b.started
+	expired, cancel := context.WithCancel(context.Background())
+	cancel()
+	before := runtime.NumGoroutine()
+	for range 100 {
+		if err := p.c.Wait(expired); !errors.Is(err, context.Canceled) {
+			t.Fatalf("Wait with a running handler and a done context = %v, want context.Canceled", err)
+		}
+	}
+	if after := runtime.NumGoroutine(); after > before {
+		t.Fatalf("%d goroutines after 100 timed-out waits, %d before", after, before)
+	}
+	close(b.release)
+	ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	if err := p.c.Wait(ctx); err != nil {
+		t.Fatalf("Wait after the handler returned: %v", err)
 	}
 }

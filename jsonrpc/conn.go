@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+
+	"github.com/mcprt/mcprt/internal/idle"
 )
 
 // Options configures a connection. The zero value of each field means its
@@ -91,8 +93,8 @@ type Conn struct {
 	done     chan struct{} // closed by Close
 	once     sync.Once
 	closed   atomic.Bool
-	handlers sync.WaitGroup // requests whose handler has not returned
-	served   chan error     // the last reader's result, for Serve
+	handlers idle.Group // requests whose handler has not returned
+	served   chan error // the last reader's result, for Serve
 
 	readerHandoff *handoff // makes a new reader when a handler runs long
 	nextID        atomic.Int64
@@ -244,17 +246,9 @@ func (c *Conn) Close() {
 	})
 }
 
-// Wait waits until every request handler has returned, or ctx is done.
-func (c *Conn) Wait(ctx context.Context) error {
-	ch := make(chan struct{})
-	go func() { c.handlers.Wait(); close(ch) }()
-	select {
-	case <-ch:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+// Wait waits until every request handler has returned, or ctx is done. A
+// wait that gives up leaves no goroutine behind.
+func (c *Conn) Wait(ctx context.Context) error { return c.handlers.Wait(ctx) }
 
 // Drain waits, after Close, until the stream has written every message it
 // accepted (when it is a Drainer), or until ctx is done.

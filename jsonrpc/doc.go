@@ -1,6 +1,8 @@
-// Package jsonrpc is mcprt's JSON-RPC 2.0 engine. It imports the standard
-// library only and knows nothing about MCP: no method names, no lifecycle,
-// no protocol revisions.
+// Package jsonrpc is mcprt's JSON-RPC 2.0 engine. It depends on nothing
+// outside the standard library: besides it, it imports only two of the
+// module's internal packages, jsontext (JSON text helpers) and idle (a
+// waitable job count), which import the standard library alone. It knows
+// nothing about MCP: no method names, no lifecycle, no protocol revisions.
 //
 // # Layers
 //

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
-
-	fuzz "github.com/google/gofuzz"
 )
 
 // This file generates the traffic of the property test (property_test.go):
@@ -50,8 +48,8 @@ var (
 	propBadID = []string{"true", "false", "{}", "[]", "[1]", `{"a":1}`}
 )
 
-// propGen generates envelopes and lines from gofuzz's random source.
-type propGen struct{ c fuzz.Continue }
+// propGen generates envelopes and lines from a seeded math/rand/v2 source (propgen_test.go).
+type propGen struct{ c *propRand }
 
 // str is a random string as JSON.
 func (g propGen) str() string {

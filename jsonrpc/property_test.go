@@ -12,12 +12,10 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	fuzz "github.com/google/gofuzz"
 )
 
 // This file checks properties of a Conn over random traffic generated with
-// gofuzz from a fixed seed (property_gen_test.go): every request gets
+// a seeded math/rand/v2 generator (property_gen_test.go): every request gets
 // exactly one response (matched by id text), notifications and responses
 // get none, every error carries data.correlationId (the request's
 // params._meta.correlationId when it has one, the connection's otherwise),
@@ -216,13 +214,13 @@ func propDisp(batching bool) *testDisp {
 // TestPropertyConnResponses runs propConns connections over generated
 // traffic and checks every response against the model.
 func TestPropertyConnResponses(t *testing.T) {
-	f := fuzz.NewWithSeed(propSeed).NilChance(0).Funcs(func(l *propLine, c fuzz.Continue) { propGen{c}.line(l) })
+	r := newPropRand(propSeed)
 	messages, responses := 0, 0
 	codes := map[int64]int{} // what the model expected, to show the coverage
 	for k := range propConns {
 		lines := make([]propLine, propLines)
 		for i := range lines {
-			f.Fuzz(&lines[i])
+			propGen{r}.line(&lines[i])
 			messages++
 			messages += max(0, len(lines[i].elems)-1)
 		}

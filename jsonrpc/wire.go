@@ -37,10 +37,11 @@ func (e *Error) Error() string {
 	return "jsonrpc " + strconv.FormatInt(e.Code, 10) + ": " + e.Message
 }
 
-// Is reports whether target is an *Error with the same code.
+// Is reports whether target is a non-nil *Error with the same code. A nil
+// *Error matches nothing.
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
-	return ok && t.Code == e.Code
+	return ok && t != nil && t.Code == e.Code
 }
 
 // Sentinel values for errors.Is checks against the standard codes.

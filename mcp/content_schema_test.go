@@ -15,18 +15,17 @@ import (
 	"github.com/kaptinlin/jsonschema"
 )
 
-// The official MCP schemas are test data of the project's workspace,
-// ../shared/mcp-schema/<rev>/schema.json from the module root. Tests that
-// use them skip with a message when they are absent (a user's clone has
-// no ../shared); the behaviour itself is covered without them.
+// The official MCP schemas are published data vendored into
+// testdata/mcp-schema/<rev>/schema.json at the module root, so the checks
+// that use them run in every clone.
 
-// officialSchemaDir returns the schemas' folder, or skips the test.
+// officialSchemaDir returns the schemas' folder; their absence is a broken
+// checkout and fails the test.
 func officialSchemaDir(t *testing.T) string {
 	t.Helper()
-	dir := filepath.Join("..", "..", "shared", "mcp-schema")
+	dir := filepath.Join("..", "testdata", "mcp-schema")
 	if _, err := os.Stat(filepath.Join(dir, LatestVersion, "schema.json")); err != nil {
-		t.Skipf("the official MCP schemas are not available (%s: %v): schema validation is skipped; "+
-			"the other tests cover the behaviour", dir, err)
+		t.Fatalf("the official MCP schemas vendored in %s are missing: %v", dir, err)
 	}
 	return dir
 }

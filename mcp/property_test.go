@@ -7,14 +7,12 @@ import (
 	"testing"
 	"time"
 
-	fuzz "github.com/google/gofuzz"
-
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/jsonrpc"
 )
 
 // This file checks the lifecycle gate over random traffic
-// generated with gofuzz from a fixed seed: before RUNNING, only initialize
+// generated with a seeded math/rand/v2 generator: before RUNNING, only initialize
 // and ping get a result; every other request gets -32002 with data.code
 // NOT_INITIALIZED and the connection's correlation id (even when the
 // request carries its own in params._meta); a repeated initialize gets
@@ -42,7 +40,7 @@ type propGateMsg struct {
 	params       string // raw JSON, "" for none
 }
 
-func propGateGen(m *propGateMsg, c fuzz.Continue) {
+func propGateGen(m *propGateMsg, c *propRand) {
 	*m = propGateMsg{notification: c.Intn(4) == 0}
 	if c.Intn(5) == 0 {
 		m.method = c.RandString()
@@ -179,7 +177,7 @@ func testPropertyLifecycleGate(t *testing.T, tr transportKind) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := fuzz.NewWithSeed(propSeed(propGateSeed, tr)).NilChance(0).Funcs(propGateGen)
+	r := newPropRand(propSeed(propGateSeed, tr))
 	counts := map[string]int{}
 	for s := range propShare(propGateSessions) {
 		p := newPropGateSession(t, srv, tr)
@@ -193,7 +191,7 @@ func testPropertyLifecycleGate(t *testing.T, tr transportKind) {
 		}
 		for range propGateMessages {
 			var m propGateMsg
-			f.Fuzz(&m)
+			propGateGen(&m, r)
 			if m.notification && m.method == NotifyInitialized && state == StateInitializing {
 				m.method = "notifications/roots/list_changed" // would leave the states under test
 			}

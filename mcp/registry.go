@@ -9,9 +9,10 @@ import (
 	"github.com/mcprt/mcprt/internal/jsontext"
 )
 
-// registry holds named items (tools; resources and prompts next) sorted by
-// name, pages through them with opaque cursors, and announces changes. It
-// is safe for concurrent use; readers get an immutable snapshot.
+// registry holds named items (tools, prompts, resources and resource
+// templates) sorted by name, pages through them with opaque cursors, and
+// announces changes. It is safe for concurrent use; readers get an
+// immutable snapshot.
 type registry[T any] struct {
 	kind    string // "tools": the list method's noun, in cursors and errors
 	nameOf  func(T) string

@@ -1,15 +1,13 @@
 package mcp
 
 // Results of resources, prompts and completion are checked against the
-// official JSON schema of the negotiated revision. The schemas live outside
-// the module, in ../shared/mcp-schema/<rev>/schema.json (the project's
-// workspace); without them the checks are skipped with a message and the
-// behaviour tests still run.
+// official JSON schema of the negotiated revision. The schemas are published
+// data vendored into testdata/mcp-schema/<rev>/schema.json at the module
+// root, so the checks run in every clone; their absence fails the tests.
 
 import (
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -43,17 +41,14 @@ type revisionSchema struct {
 // is the slow part, and they never change.
 var officialSchemas = sync.OnceValues(loadOfficialSchemas)
 
-// errSchemasAbsent says why schema checks are skipped.
-var errSchemasAbsent = errors.New("the official MCP schemas are not available")
-
 func loadOfficialSchemas() (map[string]*revisionSchema, error) {
 	root, err := wiretest.ModuleRoot()
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(root, "..", "shared", "mcp-schema")
+	dir := filepath.Join(root, "testdata", "mcp-schema")
 	if _, err := os.Stat(filepath.Join(dir, LatestVersion, "schema.json")); err != nil {
-		return nil, fmt.Errorf("%w (%s: %v)", errSchemasAbsent, dir, err)
+		return nil, fmt.Errorf("the official MCP schemas vendored in %s are missing: %w", dir, err)
 	}
 	out := map[string]*revisionSchema{}
 	for _, rev := range SupportedVersions() {
@@ -170,15 +165,10 @@ func (s *revisionSchema) validate(name string, value []byte) error {
 }
 
 // checkSchema fails t when value (JSON text) does not validate against the
-// definition def of revision rev. Without the schemas it logs once per
-// test why nothing was checked.
+// definition def of revision rev.
 func checkSchema(t *testing.T, rev, def string, value []byte) {
 	t.Helper()
 	schemas, err := officialSchemas()
-	if errors.Is(err, errSchemasAbsent) {
-		t.Logf("schema check of %s skipped: %v; the behaviour is still tested", def, err)
-		return
-	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,9 +185,6 @@ func checkSchema(t *testing.T, rev, def string, value []byte) {
 // that break the schema of a revision are caught.
 func TestSchemaCheckRejectsResourceAndPromptShapes(t *testing.T) {
 	schemas, err := officialSchemas()
-	if errors.Is(err, errSchemasAbsent) {
-		t.Skipf("%v; the schema checks are skipped, the behaviour tests still run", err)
-	}
 	if err != nil {
 		t.Fatal(err)
 	}

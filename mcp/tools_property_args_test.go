@@ -10,8 +10,6 @@ import (
 	"sync"
 	"testing"
 
-	fuzz "github.com/google/gofuzz"
-
 	"github.com/mcprt/mcprt/core"
 )
 
@@ -36,7 +34,7 @@ type tpArgsCall struct {
 // tpMember is one member of a generated params object.
 type tpMember struct{ key, value string }
 
-func tpArgsGen(ac *tpArgsCall, c fuzz.Continue) {
+func tpArgsGen(ac *tpArgsCall, c *propRand) {
 	*ac = tpArgsCall{want: "handler"}
 	switch c.Intn(25) {
 	case 0: // no params: no name
@@ -151,7 +149,7 @@ func testPropertyArgumentsReachHandlerUnchanged(t *testing.T, tr transportKind) 
 	}
 	cfg := testConfig()
 	cfg.Tools.MaxPayloadBytes = tpArgsLimit
-	f := fuzz.NewWithSeed(propSeed(tpArgsSeed, tr)).NilChance(0).Funcs(tpArgsGen)
+	r := newPropRand(propSeed(tpArgsSeed, tr))
 	counts := map[string]int{}
 	perVersion := propShare(tpArgsCalls) / len(SupportedVersions())
 	for _, version := range SupportedVersions() {
@@ -162,7 +160,7 @@ func testPropertyArgumentsReachHandlerUnchanged(t *testing.T, tr transportKind) 
 		}, version)
 		for range perVersion {
 			var ac tpArgsCall
-			f.Fuzz(&ac)
+			tpArgsGen(&ac, r)
 			mu.Lock()
 			before := len(seen)
 			mu.Unlock()

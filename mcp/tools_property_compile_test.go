@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	fuzz "github.com/google/gofuzz"
-
 	"github.com/mcprt/mcprt/core"
 )
 
@@ -55,7 +53,7 @@ type tpSchema struct {
 
 var tpPropNames = []string{"a", "b", "count", "name", "tags", "x y", "é", "nested", "flag", "n1", "_meta"}
 
-func tpGenNode(c fuzz.Continue, s *tpSchema, depth int) *tpNode {
+func tpGenNode(c *propRand, s *tpSchema, depth int) *tpNode {
 	k := c.Intn(9)
 	if depth <= 0 && (k == 4 || k == 5) {
 		k = c.Intn(4)
@@ -97,7 +95,7 @@ func tpGenNode(c fuzz.Continue, s *tpSchema, depth int) *tpNode {
 	return &tpNode{kind: "string", hi: 8}
 }
 
-func tpGenObject(c fuzz.Continue, s *tpSchema, depth int) *tpNode {
+func tpGenObject(c *propRand, s *tpSchema, depth int) *tpNode {
 	n := &tpNode{kind: "object", closed: c.Intn(3) == 0, patternX: c.Intn(4) == 0}
 	names := slices.Clone(tpPropNames)
 	c.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
@@ -183,7 +181,7 @@ func (s *tpSchema) schema() string {
 }
 
 // valid returns an instance of n.
-func (n *tpNode) valid(c fuzz.Continue, s *tpSchema) string {
+func (n *tpNode) valid(c *propRand, s *tpSchema) string {
 	switch n.kind {
 	case "string":
 		if n.enum != nil {
@@ -247,7 +245,7 @@ func (n *tpNode) wrong(s *tpSchema) string {
 
 // invalid returns an object that does not match the object node n, or ""
 // when the generator knows no way to break it.
-func (n *tpNode) invalid(c fuzz.Continue, s *tpSchema) string {
+func (n *tpNode) invalid(c *propRand, s *tpSchema) string {
 	var ways []func() string
 	for i, p := range n.props {
 		if !p.required {
@@ -276,7 +274,7 @@ func (n *tpNode) invalid(c fuzz.Continue, s *tpSchema) string {
 
 // with returns a valid instance of n in which member i (if i >= 0) has the
 // value v ("" drops it), plus the extra member, if any.
-func (n *tpNode) with(c fuzz.Continue, s *tpSchema, i int, v, extra string) string {
+func (n *tpNode) with(c *propRand, s *tpSchema, i int, v, extra string) string {
 	var members []string
 	for j, p := range n.props {
 		switch {
@@ -317,7 +315,7 @@ type tpCompileCase struct {
 	bursts  []int // sizes of the pipelined bursts the calls are sent in
 }
 
-func tpCompileGen(cc *tpCompileCase, c fuzz.Continue) {
+func tpCompileGen(cc *tpCompileCase, c *propRand) {
 	*cc = tpCompileCase{}
 	for range 6 + c.Intn(6) {
 		s := &tpSchema{defs: map[string]*tpNode{}, draft07: c.Intn(4) == 0}
@@ -379,11 +377,11 @@ func TestPropertyNoCompileDuringCall(t *testing.T) {
 }
 
 func testPropertyNoCompileDuringCall(t *testing.T, tr transportKind) {
-	f := fuzz.NewWithSeed(propSeed(tpCompileSeed, tr)).NilChance(0).Funcs(tpCompileGen)
+	r := newPropRand(propSeed(tpCompileSeed, tr))
 	outcomes := map[string]int{}
 	for i := range propShare(tpCompileServers) {
 		var cc tpCompileCase
-		f.Fuzz(&cc)
+		tpCompileGen(&cc, r)
 		cfg := testConfig()
 		cfg.Tools.MaxPayloadBytes = tpCompileLimit
 		cfg.Resources.MaxConcurrentExecutions = 64

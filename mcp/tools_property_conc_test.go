@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	fuzz "github.com/google/gofuzz"
-
 	"github.com/mcprt/mcprt/core"
 )
 
@@ -37,7 +35,7 @@ type tpConcCase struct {
 	bursts [][]tpConcCall
 }
 
-func tpConcGen(cc *tpConcCase, c fuzz.Continue) {
+func tpConcGen(cc *tpConcCase, c *propRand) {
 	*cc = tpConcCase{max: 1 + c.Intn(5)}
 	for range 1 + c.Intn(5) {
 		burst := make([]tpConcCall, 1+c.Intn(12))
@@ -54,12 +52,12 @@ func TestPropertyConcurrencyLimit(t *testing.T) {
 }
 
 func testPropertyConcurrencyLimit(t *testing.T, tr transportKind) {
-	f := fuzz.NewWithSeed(propSeed(tpConcSeed, tr)).NilChance(0).Funcs(tpConcGen)
+	r := newPropRand(propSeed(tpConcSeed, tr))
 	outcomes := map[string]int{}
 	maxSeenAll := 0
 	for i := range propShare(tpConcCases) {
 		var cc tpConcCase
-		f.Fuzz(&cc)
+		tpConcGen(&cc, r)
 		var (
 			running atomic.Int64 // handlers of slot-taking tools running now
 			maxSeen atomic.Int64

@@ -5,8 +5,6 @@ package mcp
 import (
 	"slices"
 	"strings"
-
-	fuzz "github.com/google/gofuzz"
 )
 
 // ---------------------------------------------------------------------------
@@ -14,7 +12,7 @@ import (
 
 // tpWS returns random insignificant whitespace (mostly none). Never "\n":
 // a message is one line.
-func tpWS(c fuzz.Continue) string {
+func tpWS(c *propRand) string {
 	if c.Intn(3) != 0 {
 		return ""
 	}
@@ -25,7 +23,7 @@ var tpStringPieces = []string{"a", "b", "Z", "9", " ", "_meta", "name", "argumen
 	`\t`, `\u00e9`, `\ud83d\ude00`, `\u0000`, "é", "日本", "😀", "<>&", "{", "]", ",", ":", "null"}
 
 // tpJSONString returns a JSON string literal (escapes and raw UTF-8).
-func tpJSONString(c fuzz.Continue) string {
+func tpJSONString(c *propRand) string {
 	var b strings.Builder
 	b.WriteByte('"')
 	for range c.Intn(6) {
@@ -44,7 +42,7 @@ var tpKeys = []string{"a", "b", "message", "ms", "_meta", "name", "arguments", "
 
 // tpJSON returns a random JSON value, nested at most depth levels, with
 // random whitespace between tokens. Member names are unique per object.
-func tpJSON(c fuzz.Continue, depth int) string {
+func tpJSON(c *propRand, depth int) string {
 	k := c.Intn(8)
 	if depth <= 0 && k >= 6 {
 		k = c.Intn(6)
@@ -64,7 +62,7 @@ func tpJSON(c fuzz.Continue, depth int) string {
 	return tpJSONObject(c, depth)
 }
 
-func tpJSONArray(c fuzz.Continue, depth int) string {
+func tpJSONArray(c *propRand, depth int) string {
 	var b strings.Builder
 	b.WriteString("[" + tpWS(c))
 	for i := range c.Intn(4) {
@@ -77,7 +75,7 @@ func tpJSONArray(c fuzz.Continue, depth int) string {
 	return b.String()
 }
 
-func tpJSONObject(c fuzz.Continue, depth int) string {
+func tpJSONObject(c *propRand, depth int) string {
 	var b strings.Builder
 	b.WriteString("{" + tpWS(c))
 	keys := slices.Clone(tpKeys)
@@ -93,7 +91,7 @@ func tpJSONObject(c fuzz.Continue, depth int) string {
 }
 
 // tpNonObject returns a JSON value that is not an object.
-func tpNonObject(c fuzz.Continue) string {
+func tpNonObject(c *propRand) string {
 	for {
 		if v := tpJSON(c, 3); v[0] != '{' {
 			return v

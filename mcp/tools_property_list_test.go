@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	fuzz "github.com/google/gofuzz"
-
 	"github.com/mcprt/mcprt/core"
 )
 
@@ -29,7 +27,7 @@ const tpNameChars = "a-.0A_zZ9bcdefghijklmnopqrstuvwxyBCDEFGHIJKLMNOPQRSTUVWXY12
 
 // tpToolName returns a valid tool name: mostly short names over a few
 // characters, sometimes long ones up to 128 characters.
-func tpToolName(c fuzz.Continue) string {
+func tpToolName(c *propRand) string {
 	n, alpha := 1+c.Intn(4), 8
 	switch c.Intn(10) {
 	case 0:
@@ -62,7 +60,7 @@ type tpListCase struct {
 	midWalk  []tpListOp   // applied between the pages of one more walk
 }
 
-func tpListGen(lc *tpListCase, c fuzz.Continue) {
+func tpListGen(lc *tpListCase, c *propRand) {
 	pool := make([]string, 1+c.Intn(40))
 	for i := range pool {
 		pool[i] = tpToolName(c)
@@ -132,11 +130,11 @@ func TestPropertyToolsListOrder(t *testing.T) {
 }
 
 func testPropertyToolsListOrder(t *testing.T, tr transportKind) {
-	f := fuzz.NewWithSeed(propSeed(tpListSeed, tr)).NilChance(0).Funcs(tpListGen)
+	r := newPropRand(propSeed(tpListSeed, tr))
 	walks, mutations, pages := 0, 0, 0
 	for i := range propShare(tpListCases) {
 		var lc tpListCase
-		f.Fuzz(&lc)
+		tpListGen(&lc, r)
 		cfg := testConfig()
 		cfg.Tools.PageSize = lc.pageSize
 		p := newTPConn(t, tr, cfg, Options{}, nil, lc.version)

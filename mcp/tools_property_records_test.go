@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	fuzz "github.com/google/gofuzz"
-
 	"github.com/mcprt/mcprt/core"
 )
 
@@ -41,7 +39,7 @@ type tpRecCase struct {
 	disconnect bool
 }
 
-func tpRecGen(rc *tpRecCase, c fuzz.Continue) {
+func tpRecGen(rc *tpRecCase, c *propRand) {
 	*rc = tpRecCase{disconnect: c.Intn(3) == 0}
 	kinds := []string{"ok", "ok", "fail", "boom", "typed", "typed_bad", "nope", "huge", "slow", "slow", "slow", "block", "shape"}
 	for range 1 + c.Intn(20) {
@@ -78,7 +76,7 @@ func TestPropertyCompletionRecords(t *testing.T) {
 }
 
 func testPropertyCompletionRecords(t *testing.T, tr transportKind) {
-	f := fuzz.NewWithSeed(propSeed(tpRecSeed, tr)).NilChance(0).Funcs(tpRecGen)
+	r := newPropRand(propSeed(tpRecSeed, tr))
 	var started sync.Map                  // correlation ids of running block handlers
 	startedWake := make(chan struct{}, 1) // a token after every Store
 	slow := func(ctx context.Context, req *CallToolRequest) (any, error) {
@@ -130,7 +128,7 @@ func testPropertyCompletionRecords(t *testing.T, tr transportKind) {
 	total := 0
 	for i := range propShare(tpRecCases) {
 		var rc tpRecCase
-		f.Fuzz(&rc)
+		tpRecGen(&rc, r)
 		cfg := testConfig()
 		cfg.Tools.MaxPayloadBytes = tpRecLimit
 		cfg.Resources.MaxConcurrentExecutions = 64

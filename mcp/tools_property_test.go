@@ -14,7 +14,7 @@ import (
 )
 
 // The tools_property_*_test.go files check properties of the tool runtime
-// over random cases generated with gofuzz from fixed seeds,
+// over random cases generated from fixed math/rand/v2 seeds,
 // through an in-process Session over each transport; this file holds their
 // client:
 //

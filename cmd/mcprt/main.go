@@ -9,6 +9,15 @@
 //	mcprt --version
 //	mcprt --help
 //	mcprt aacp [--data-dir DIR] [--json] agents|channel|inbox|dead-letters|requeue ...
+//	mcprt trace show ID
+//	mcprt hook ...
+//	mcprt guard check ...
+//	mcprt ui
+//
+// aacp inspects the agent messaging journal, trace prints a recorded trace
+// as a tree, hook installs the git pre-commit hook and runs the AI clients'
+// hooks, guard checks paths against guard policies and reservations, and ui
+// serves the overseer's console alone over a data directory.
 //
 // Exit codes: 0 clean exit (stdin EOF, shutdown, first SIGINT/SIGTERM),
 // 1 fatal error, 2 bad command-line usage, 75 startup timeout, 78 invalid

@@ -63,7 +63,7 @@ var (
 	aacpTools    = []string{"aacp_ack", "aacp_nack", "aacp_register_agent", "aacp_requeue", "aacp_send"}
 	adminNames   = []string{"admin_register_tool", "admin_unregister_tool"}
 	fixtureNames = []string{"big_result", "clock_advance", "demo_elicit", "demo_log", "demo_progress", "demo_roots", "demo_sample", "demo_touch",
-		"echo", "fail", "noop", "panic", "sleep", "unserializable"}
+		"echo", "fail", "lookup20", "noop", "panic", "sleep", "unserializable"}
 )
 
 func sortedUnion(lists ...[]string) []string {

@@ -1,10 +1,9 @@
 package main
 
 // Every message the server writes in the lifecycle must validate against
-// the official JSON schema of the negotiated MCP revision. The schemas live
-// outside the module, in ../shared/mcp-schema/<rev>/schema.json (test data
-// of the project's workspace); without that folder the test is skipped —
-// the behaviour itself is covered by integration_test.go.
+// the official JSON schema of the negotiated MCP revision. The schemas are
+// published data vendored into testdata/mcp-schema/<rev>/schema.json, so
+// these checks run in every clone.
 
 import (
 	"bytes"
@@ -24,17 +23,18 @@ import (
 	"github.com/mcprt/mcprt/internal/wiretest"
 )
 
-// schemaDir returns ../shared/mcp-schema from the module root, or skips.
+// schemaDir returns the official schemas vendored into testdata/mcp-schema
+// at the module root. They are part of the module, so their absence is a
+// broken checkout and fails the test.
 func schemaDir(t *testing.T) string {
 	t.Helper()
 	root, err := wiretest.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(root, "..", "shared", "mcp-schema")
+	dir := filepath.Join(root, "testdata", "mcp-schema")
 	if _, err := os.Stat(filepath.Join(dir, latestRevision, "schema.json")); err != nil {
-		t.Skipf("the official MCP schemas are not available (%s: %v); schema validation is skipped, "+
-			"the lifecycle itself is covered by the integration tests", dir, err)
+		t.Fatalf("the official MCP schemas vendored in %s are missing: %v", dir, err)
 	}
 	return dir
 }
@@ -359,7 +359,7 @@ func TestModernExamplesKeepTheServerServing(t *testing.T) {
 	dir := schemaDir(t)
 	files, err := filepath.Glob(filepath.Join(dir, "2026-07-28", "examples", "*", "*.json"))
 	if err != nil || len(files) == 0 {
-		t.Skipf("no 2026-07-28 examples under %s", dir)
+		t.Fatalf("no 2026-07-28 examples under %s (%v)", dir, err)
 	}
 	type example struct {
 		name, line, id string

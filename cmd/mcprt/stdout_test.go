@@ -95,7 +95,9 @@ func stuckServer(t *testing.T, env ...string) (*exec.Cmd, fmt.Stringer, <-chan i
 	}()
 	// Wait until a thread of the server is blocked in write(2) on fd 1:
 	// /proc/PID/task/TID/syscall then reads "1 0x1 ..." (x86-64 and most
-	// Linux ABIs number write 1... arm64 numbers it 64).
+	// Linux ABIs number write 1... arm64 numbers it 64), and the thread's
+	// wchan names the pipe's write path, so it is asleep waiting for a
+	// reader rather than copying.
 	writeNr := "1"
 	if runtime.GOARCH == "arm64" {
 		writeNr = "64"
@@ -108,21 +110,23 @@ func stuckServer(t *testing.T, env ...string) (*exec.Cmd, fmt.Stringer, <-chan i
 			t.Fatalf("no thread of the server is blocked writing stdout after %v (the pipe holds %d bytes)",
 				wiretest.ExpectTimeout, n)
 		}
-		time.Sleep(time.Millisecond)
+		time.Sleep(time.Millisecond) // poll /proc: there is nothing to wait on
 	}
-	// The write that no longer fits is (about to be) blocked; give the
-	// server's reading goroutine a moment to get there.
-	time.Sleep(50 * time.Millisecond)
 	return cmd, stderr, exited
 }
 
-// blockedWritingStdout reports whether a thread of process pid is in the
-// write system call on file descriptor 1.
+// blockedWritingStdout reports whether a thread of process pid is asleep in
+// the write system call on file descriptor 1, waiting for room in the pipe.
+// Where the kernel hides wchan ("0"), being in the call has to do.
 func blockedWritingStdout(pid int, writeNr string) bool {
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/syscall", pid))
-	for _, f := range tasks {
-		b, err := os.ReadFile(f)
-		if err == nil && strings.HasPrefix(string(b), writeNr+" 0x1 ") {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", pid))
+	for _, task := range tasks {
+		b, err := os.ReadFile(filepath.Join(task, "syscall"))
+		if err != nil || !strings.HasPrefix(string(b), writeNr+" 0x1 ") {
+			continue
+		}
+		wchan, err := os.ReadFile(filepath.Join(task, "wchan"))
+		if err != nil || string(wchan) == "0" || strings.Contains(string(wchan), "pipe_write") {
 			return true
 		}
 	}

@@ -31,8 +31,8 @@ import (
 // answering sampling/createMessage, elicitation/create and roots/list
 // (with roots list_changed). The binary runs behind testdata/tsclient/tee.mjs,
 // which records both directions; every line the server wrote must then
-// validate against the official schema of the negotiated revision (when
-// ../shared/mcp-schema is there), and the server must exit 0 when the
+// validate against the official schema of the negotiated revision (vendored in
+// testdata/mcp-schema), and the server must exit 0 when the
 // client closes its stdin. Without node or npm the test skips, saying why;
 // a failed install of the pinned packages fails it.
 func TestOfficialTypeScriptClient(t *testing.T) {

@@ -36,8 +36,8 @@ import (
 // sampling/createMessage, elicitation/create and roots/list, a call the
 // client abandons, and terminateSession (DELETE), after which the old
 // session id gets 404. Every message the server sent must then validate
-// against the official schema of the negotiated revision (when
-// ../shared/mcp-schema is there).
+// against the official schema of the negotiated revision (vendored in
+// testdata/mcp-schema).
 //
 // The bearer run serves with transport.http.authTokenEnvVar set: without
 // the token, or with a wrong one, the client gets 401; with

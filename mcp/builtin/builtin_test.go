@@ -17,7 +17,7 @@ var (
 	agentNames  = []string{"agent_get_state", "agent_list", "agent_send_message"}
 	adminNames  = []string{"admin_register_tool", "admin_unregister_tool"}
 	fixtureList = []string{"big_result", "demo_elicit", "demo_log", "demo_progress", "demo_roots", "demo_sample", "demo_touch",
-		"echo", "fail", "noop", "panic", "sleep", "unserializable"}
+		"echo", "fail", "lookup20", "noop", "panic", "sleep", "unserializable"}
 )
 
 func sorted(groups ...[]string) []string {
@@ -122,7 +122,7 @@ func TestListingMetadata(t *testing.T) {
 	c := newClient(t, setup{mode: core.ModeTest, admin: true})
 	readOnly := map[string]bool{"server_ping": true, "health": true, "agent_list": true, "agent_get_state": true}
 	withOutput := map[string]bool{"server_ping": true, "health": true, "agent_list": true, "agent_get_state": true,
-		"admin_register_tool": true, "admin_unregister_tool": true, "echo": true,
+		"admin_register_tool": true, "admin_unregister_tool": true, "echo": true, "lookup20": true,
 		"demo_elicit": true, "demo_progress": true, "demo_roots": true, "demo_sample": true, "demo_touch": true}
 	for _, tool := range c.tools() {
 		name := tool["name"].(string)

@@ -112,6 +112,7 @@ func fixtureTools(cfg core.Config, clock *core.OffsetClock) []tool {
 		}, func(context.Context, *mcp.CallToolRequest, struct{}) (float64, error) {
 			return math.NaN(), nil
 		}),
+		lookup20Tool(),
 	}
 	if clock != nil {
 		tools = append(tools, typed(mcp.Tool{

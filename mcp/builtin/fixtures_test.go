@@ -105,3 +105,39 @@ func TestFixtureUnserializable(t *testing.T) {
 		t.Errorf("details = %v, want reason result_not_serializable", e["details"])
 	}
 }
+
+// lookup20Valid is a full valid record for the lookup20 fixture.
+const lookup20Valid = `{"id":"u-1","name":"Ada","email":"ada@example.org","age":36,"role":"dev","active":true,` +
+	`"score":99.5,"tags":["a","b"],"address":{"street":"1 Main St","city":"Berlin","zip":"10115"},"phone":"+49 30 1",` +
+	`"team":"core","manager":"grace","level":7,"locale":"de","timezone":"Europe/Berlin","created":"2026-01-01T00:00:00Z",` +
+	`"notes":"n","quota":0,"flags":[true,false],"project":"mcprt"}`
+
+func TestFixtureLookup20(t *testing.T) {
+	c := testClient(t, nil)
+	for _, args := range []string{lookup20Valid, `{"id":"x","name":"N","email":"a@b","age":0,"role":"guest"}`} {
+		if res := c.ok("lookup20", args); res["ok"] != true || len(res) != 2 {
+			t.Errorf("lookup20 %s = %v, want {ok: true, id}", args, res)
+		}
+	}
+	if res := c.ok("lookup20", lookup20Valid); res["id"] != "u-1" {
+		t.Errorf("lookup20 id = %v, want u-1", res["id"])
+	}
+	bad := []struct{ name, args string }{
+		{"missing role", `{"id":"x","name":"N","email":"a@b","age":1}`},
+		{"extra property", `{"id":"x","name":"N","email":"a@b","age":1,"role":"dev","x":1}`},
+		{"empty name", `{"id":"x","name":"","email":"a@b","age":1,"role":"dev"}`},
+		{"email without @", `{"id":"x","name":"N","email":"ab","age":1,"role":"dev"}`},
+		{"age over 150", `{"id":"x","name":"N","email":"a@b","age":151,"role":"dev"}`},
+		{"age not whole", `{"id":"x","name":"N","email":"a@b","age":1.5,"role":"dev"}`},
+		{"role not in enum", `{"id":"x","name":"N","email":"a@b","age":1,"role":"boss"}`},
+		{"zip pattern", `{"id":"x","name":"N","email":"a@b","age":1,"role":"dev","address":{"city":"B","zip":"1"}}`},
+		{"address without city", `{"id":"x","name":"N","email":"a@b","age":1,"role":"dev","address":{}}`},
+		{"too many flags", `{"id":"x","name":"N","email":"a@b","age":1,"role":"dev","flags":[true,true,true,true,true,true,true,true,true,true,true]}`},
+		{"tag too long", `{"id":"x","name":"N","email":"a@b","age":1,"role":"dev","tags":["` + strings.Repeat("t", 33) + `"]}`},
+		{"level 0", `{"id":"x","name":"N","email":"a@b","age":1,"role":"dev","level":0}`},
+		{"negative quota", `{"id":"x","name":"N","email":"a@b","age":1,"role":"dev","quota":-1}`},
+	}
+	for _, b := range bad {
+		t.Run(b.name, func(t *testing.T) { c.fails("lookup20", b.args, core.CodeInvalidArgument) })
+	}
+}

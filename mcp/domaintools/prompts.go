@@ -3,6 +3,7 @@ package domaintools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/mcprt/mcprt/mcp"
 )
@@ -20,12 +21,18 @@ func (d *Domain) registerPrompts(srv *mcp.Server, admitted map[string]bool) erro
 		err := srv.AddPrompt(mcp.Prompt{Name: PromptSearchMemory, Title: "Search memory",
 			Description: "Ask the model to search the shared memory with memory_search and summarise what it finds",
 			Arguments: []mcp.PromptArgument{{Name: "query", Title: "Query", Required: true,
-				Description: "What to look for: a substring of keys, or words of the values"}},
+				Description: "What to look for: a substring of keys, or words of the values"},
+				{Name: "namespace", Title: "Namespace", Description: "Only search this namespace (default: all)"}},
+			Complete: d.completeNamespaces,
 		}, func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-			q := req.Arguments["query"]
-			return userPrompt("Search the shared memory for "+quote(q),
-				"Call the memory_search tool with query "+quote(q)+" (first as a key search, then with fullText true "+
-					"if that finds nothing), then summarise the entries found: their namespace, key and what their values say."), nil
+			q, ns := req.Arguments["query"], req.Arguments["namespace"]
+			what, call := "Search the shared memory for "+quote(q), "Call the memory_search tool with query "+quote(q)
+			if ns != "" {
+				what += " in namespace " + quote(ns)
+				call += " and namespace " + quote(ns)
+			}
+			return userPrompt(what, call+" (first as a key search, then with fullText true "+
+				"if that finds nothing), then summarise the entries found: their namespace, key and what their values say."), nil
 		})
 		if err != nil {
 			return err
@@ -48,6 +55,23 @@ func (d *Domain) registerPrompts(srv *mcp.Server, admitted map[string]bool) erro
 		}
 	}
 	return nil
+}
+
+// completeNamespaces proposes the memory's namespaces for search_memory's
+// namespace argument; query has nothing to propose.
+func (d *Domain) completeNamespaces(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	if req.Argument != "namespace" {
+		return completions(nil, req.Value), nil
+	}
+	st, err := d.memory.Stats(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("listing the memory's namespaces: %w", err)
+	}
+	names := make([]string, len(st.Namespaces))
+	for i, n := range st.Namespaces {
+		names[i] = n.Namespace
+	}
+	return completions(names, req.Value), nil
 }
 
 // userPrompt is one user message.

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/internal/idle"
 	"github.com/mcprt/mcprt/jsonrpc"
 	"github.com/mcprt/mcprt/mcp"
 )
@@ -69,8 +70,8 @@ type Handler struct {
 	hosts        map[string]bool // allowed hosts, lower case, with or without port
 	ctx          context.Context // the sessions' lifetime
 	cancel       context.CancelFunc
-	serving      sync.WaitGroup // sessions whose shutdown has not finished
-	drainStarted chan struct{}  // closed by the first Drain
+	serving      idle.Group    // sessions whose shutdown has not finished
+	drainStarted chan struct{} // closed by the first Drain
 	drainOnce    sync.Once
 	// statelessSlots bounds the stateless requests running at once.
 	statelessSlots *core.Slots
@@ -442,15 +443,8 @@ func (h *Handler) Close(ctx context.Context) error {
 	for _, s := range all {
 		s.closeFor(endShutdown)
 	}
-	done := make(chan struct{})
-	go func() { h.serving.Wait(); close(done) }()
 	defer h.cancel()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return h.serving.Wait(ctx) // no goroutine is left behind when ctx ends first
 }
 
 // codeUnavailable is the JSON-RPC code of a 503 answer: the server is

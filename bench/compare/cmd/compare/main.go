@@ -1,10 +1,13 @@
 // Command compare measures mcprt beside other MCP servers over stdio (make
-// bench-compare). It builds four no-op servers — mcprt (./cmd/mcprt of the
+// bench-compare). It builds four servers — mcprt (./cmd/mcprt of the
 // repository, run in TEST mode with logging at info and as many concurrency
 // slots as requests in flight, so that no pipelined call is refused
 // RESOURCE_EXHAUSTED), the official Go SDK
 // and mcp-go servers of bench/compare/servers, and the bare loop floor —
-// and measures each with bench/harness in the same run, interleaved: every
+// and calls two tools on them over stdio (-tools): noop, on every server,
+// and lookup20 (internal/lookup20: a realistic 20-property input schema the
+// server validates), on mcprt and the two SDKs. It measures each with
+// bench/harness in the same run, interleaved: every
 // round starts each server afresh and measures them one after the other,
 // the order rotating by one each round (A B C D, B C D A, ...) so that no
 // server always goes first. Each figure is the median over the rounds.
@@ -38,10 +41,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcprt/mcprt/bench/compare/internal/lookup20"
 	"github.com/mcprt/mcprt/bench/harness"
 )
 
-// server is one contestant.
+// server is one contestant: a server and the tool called on it.
 type server struct {
 	name  string // label in figures
 	title string // label in the Markdown table
@@ -51,14 +55,43 @@ type server struct {
 	env   []string
 	mod   string // the library module whose version the title shows
 	http  bool   // measured over Streamable HTTP, not stdio
+	tool  string // the tool called ("": noop)
+	targs string // its arguments ("": {})
 	path  string // the built binary
+	ver   string // the version of mod in the binary
 }
 
-// group is the servers measured over one transport, compared with its
-// first (mcprt).
+// label is the server's row label in the Markdown table.
+func (s *server) label() string {
+	l := s.title
+	if s.ver != "" {
+		l += " " + s.ver
+	}
+	if s.tool != "" {
+		l += " — " + s.tool
+	}
+	return l
+}
+
+// group is the servers measured over one transport with one tool,
+// compared with its first (mcprt).
 type group struct {
 	transport string
+	tool      string
 	servers   []*server
+}
+
+// withTool returns the stdio contestants that call tool (with arguments)
+// instead of noop, each named name-tool.
+func withTool(servers []*server, tool, arguments string) []*server {
+	out := make([]*server, 0, len(servers))
+	for _, s := range servers {
+		c := *s
+		c.name += "-" + tool
+		c.tool, c.targs = tool, arguments
+		out = append(out, &c)
+	}
+	return out
 }
 
 func main() {
@@ -69,6 +102,7 @@ func run() int {
 	var (
 		rounds     = flag.Int("rounds", 5, "rounds; each measures every server once")
 		transports = flag.String("transports", "stdio,http", "comma-separated transports to compare: stdio, http")
+		tools      = flag.String("tools", "noop,lookup20", "comma-separated tools called over stdio: noop (every server), lookup20 (the SDKs and mcprt)")
 		warmup     = flag.Int("warmup", 2000, "sequential warm-up calls per stdio measurement")
 		seq        = flag.Int("seq", 20000, "measured sequential calls per stdio measurement")
 		pwarmup    = flag.Int("pipelined-warmup", 5000, "pipelined warm-up calls per stdio measurement")
@@ -105,6 +139,23 @@ func run() int {
 			return 2
 		}
 	}
+	var doNoop, doLookup bool
+	for t := range strings.SplitSeq(*tools, ",") {
+		switch strings.TrimSpace(t) {
+		case "noop":
+			doNoop = true
+		case lookup20.Name:
+			doLookup = true
+		case "":
+		default:
+			fmt.Fprintf(os.Stderr, "compare: -tools wants noop and/or lookup20, got %q\n", *tools)
+			return 2
+		}
+	}
+	if doStdio && !doNoop && !doLookup {
+		fmt.Fprintln(os.Stderr, "compare: -tools names no tool")
+		return 2
+	}
 	if !doStdio && !doHTTP {
 		fmt.Fprintln(os.Stderr, "compare: -transports names no transport")
 		return 2
@@ -130,16 +181,24 @@ func run() int {
 		"MCPRT_RESOURCES_MAX_CONCURRENT_EXECUTIONS=" + strconv.Itoa(max(*inflight, 10))}
 	var groups []group
 	if doStdio {
-		groups = append(groups, group{"stdio", []*server{
+		peers := []*server{
 			{name: "mcprt", title: "mcprt (TEST mode, logging at info)", pkg: "./cmd/mcprt", dir: *root, env: mcprtEnv},
 			{name: "go-sdk", title: "official Go SDK", pkg: "./servers/gosdk", dir: here,
 				mod: "github.com/modelcontextprotocol/go-sdk"},
-			{name: "mcp-go", title: "mcp-go", pkg: "./servers/mcpgo", dir: here, mod: "github.com/mark3labs/mcp-go"},
-			{name: "bare", title: "bare loop: bufio lines + encoding/json decode + canned reply", pkg: "./servers/bare", dir: here},
-		}})
+			{name: "mcp-go", title: "mcp-go (input validation on)", pkg: "./servers/mcpgo", dir: here, mod: "github.com/mark3labs/mcp-go"},
+		}
+		if doNoop {
+			bare := &server{name: "bare", title: "bare loop: bufio lines + encoding/json decode + canned reply", pkg: "./servers/bare", dir: here}
+			groups = append(groups, group{"stdio", "noop", append(slices.Clone(peers), bare)})
+		}
+		if doLookup {
+			// The realistic call: the bare loop has no schema to check, so
+			// it sits this one out.
+			groups = append(groups, group{"stdio", lookup20.Name, withTool(peers, lookup20.Name, lookup20.Arguments)})
+		}
 	}
 	if doHTTP {
-		groups = append(groups, group{"http", []*server{
+		groups = append(groups, group{"http", "noop", []*server{
 			{name: "mcprt-http", title: "mcprt --http (TEST mode, logging at info)", pkg: "./cmd/mcprt", dir: *root, http: true,
 				args: []string{"--http"}, env: append(slices.Clone(mcprtEnv), "MCPRT_TRANSPORT_HTTP_ADDR="+harness.AddrPlaceholder)},
 			{name: "go-sdk-http", title: "official Go SDK, NewStreamableHTTPHandler (default options: event-stream answers)",
@@ -161,10 +220,16 @@ func run() int {
 		return fail(err)
 	}
 	defer os.RemoveAll(bin)
+	built := map[string]*server{} // by dir and package: each is built once
 	for _, s := range servers {
+		if b, ok := built[s.dir+"\x00"+s.pkg]; ok {
+			s.path, s.ver = b.path, b.ver
+			continue
+		}
 		if err := s.build(bin); err != nil {
 			return fail(err)
 		}
+		built[s.dir+"\x00"+s.pkg] = s
 	}
 
 	opts := harness.Options{Warmup: *warmup, Sequential: *seq, PipelinedWarmup: *pwarmup,
@@ -184,7 +249,7 @@ func run() int {
 			if err != nil {
 				return fail(fmt.Errorf("round %d: %w", r+1, err))
 			}
-			transport := "stdio"
+			transport := "stdio/" + s.tool
 			if s.http {
 				transport = "http"
 			}
@@ -207,9 +272,18 @@ func run() int {
 		*rounds, time.Since(start).Seconds(), load, harness.LoadAverage())
 
 	med := func(server, figure string) float64 { return median(values[server][figure]) }
+	groupKey := func(g group) string {
+		if g.transport == "http" {
+			return "http"
+		}
+		if g.tool == "noop" {
+			return "stdio/"
+		}
+		return "stdio/" + g.tool
+	}
 	for _, g := range groups {
 		first := g.servers[0].name
-		for _, fig := range order[g.transport] {
+		for _, fig := range order[groupKey(g)] {
 			for _, s := range g.servers {
 				fmt.Printf("%s %s %s\n", s.name, fig, harness.Figure{Name: fig, Value: med(s.name, fig)}.Format())
 			}
@@ -219,6 +293,17 @@ func run() int {
 				fmt.Fprintf(&line, " %s/%s %s", first, s.name, ratio(med(first, fig), med(s.name, fig)))
 			}
 			fmt.Println(line.String())
+		}
+	}
+	if doStdio && doNoop && doLookup {
+		// The goal of the realistic call: lookup20 costs mcprt at most 2.5x
+		// its own no-op and at most half of what it costs mcp-go.
+		for _, fig := range []string{"server_cpu_us_per_call_seq", "server_cpu_us_per_call_pipelined"} {
+			own := med("mcprt-lookup20", fig) / med("mcprt", fig)
+			peer := med("mcprt-lookup20", fig) / med("mcp-go-lookup20", fig)
+			fmt.Printf("goal lookup20 %s mcprt-lookup20/mcprt %s %s (at most 2.5) mcprt-lookup20/mcp-go-lookup20 %s %s (at most 0.5)\n",
+				fig, ratio(med("mcprt-lookup20", fig), med("mcprt", fig)), verdict(own <= 2.5),
+				ratio(med("mcprt-lookup20", fig), med("mcp-go-lookup20", fig)), verdict(peer <= 0.5))
 		}
 	}
 	if doHTTP {
@@ -248,7 +333,7 @@ func run() int {
 			fmt.Println("| server | sequential p50 / p95 | pipelined (32 in flight) calls/s (p95) | server CPU per call (sequential / pipelined) | peak RSS |")
 			fmt.Println("|---|---|---|---|---|")
 			for _, s := range g.servers {
-				fmt.Printf("| %s | %s / %s µs | %s (%s µs) | %s / %s µs | %s MB |\n", s.title,
+				fmt.Printf("| %s | %s / %s µs | %s (%s µs) | %s / %s µs | %s MB |\n", s.label(),
 					short(med(s.name, "seq_p50_us")), short(med(s.name, "seq_p95_us")),
 					kilo(med(s.name, "pipelined_calls_per_s")), short(med(s.name, "pipelined_p95_us")),
 					short(med(s.name, "server_cpu_us_per_call_seq")), short(med(s.name, "server_cpu_us_per_call_pipelined")),
@@ -266,7 +351,7 @@ func run() int {
 		fmt.Printf("| server (Streamable HTTP) | sequential p50 / p95 | %d concurrent clients: calls/s (p95) | server CPU per call (sequential / concurrent) | peak RSS |\n", *inflight)
 		fmt.Println("|---|---|---|---|---|")
 		for _, s := range g.servers {
-			fmt.Printf("| %s | %s / %s µs | %s (%s µs) | %s / %s µs | %s MB |\n", s.title,
+			fmt.Printf("| %s | %s / %s µs | %s (%s µs) | %s / %s µs | %s MB |\n", s.label(),
 				short(med(s.name, "seq_p50_us")), short(med(s.name, "seq_p95_us")),
 				kilo(med(s.name, "concurrent_calls_per_s")), short(med(s.name, "concurrent_p95_us")),
 				short(med(s.name, "server_cpu_us_per_call_seq")), short(med(s.name, "server_cpu_us_per_call_concurrent")),
@@ -285,6 +370,7 @@ func run() int {
 // error; its figures count.
 func (s *server) measure(opts harness.Options, hopts harness.HTTPOptions) ([]harness.Figure, error) {
 	cmd := harness.Command{Name: s.name, Path: s.path, Args: s.args, Env: s.env}
+	opts.Tool, opts.Arguments = s.tool, s.targs
 	if s.http {
 		res, err := harness.RunHTTP(context.Background(), harness.HTTPCommand{Command: cmd}, hopts)
 		if err != nil {
@@ -320,11 +406,11 @@ func (s *server) build(bin string) error {
 		}
 		for _, d := range info.Deps {
 			if d.Path == s.mod {
-				s.title += " " + d.Version
+				s.ver = d.Version
 			}
 		}
 	}
-	fmt.Fprintf(os.Stderr, "# built %s (%s) in %.1f s\n", s.name, s.title, time.Since(start).Seconds())
+	fmt.Fprintf(os.Stderr, "# built %s (%s) in %.1f s\n", s.name, s.label(), time.Since(start).Seconds())
 	return nil
 }
 
@@ -339,6 +425,14 @@ func goOutput(dir string, args ...string) (string, error) {
 		return "", fmt.Errorf("go %s: %v: %s", strings.Join(args, " "), err, stderr.String())
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// verdict names whether a goal was met.
+func verdict(met bool) string {
+	if met {
+		return "met"
+	}
+	return "missed"
 }
 
 // median returns the median of v (the mean of the middle two for an even

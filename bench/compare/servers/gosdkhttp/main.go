@@ -1,8 +1,8 @@
 // Command gosdkhttp is a no-op MCP server over Streamable HTTP built with
 // the official Go SDK (github.com/modelcontextprotocol/go-sdk, version
 // pinned in go.mod), written as that SDK's README and examples write one:
-// the server of servers/gosdk (one tool, noop, added with the typed
-// mcp.AddTool, returning an empty result) behind
+// the server of servers/gosdk (two tools added with the typed mcp.AddTool:
+// noop, returning an empty result, and lookup20) behind
 // mcp.NewStreamableHTTPHandler with default options (stateful sessions,
 // answers as text/event-stream), served by net/http at -addr.
 //
@@ -29,10 +29,16 @@ import (
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcprt/mcprt/bench/compare/internal/lookup20"
 )
 
 func noop(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 	return &mcp.CallToolResult{}, nil, nil
+}
+
+func lookup(_ context.Context, _ *mcp.CallToolRequest, in lookup20.Args) (*mcp.CallToolResult, lookup20.Result, error) {
+	return nil, lookup20.Result{OK: true, ID: in.ID}, nil
 }
 
 func main() {
@@ -43,6 +49,7 @@ func main() {
 
 	server := mcp.NewServer(&mcp.Implementation{Name: "gosdk-noop", Version: "v1.0.0"}, nil)
 	mcp.AddTool(server, &mcp.Tool{Name: "noop", Description: "does nothing and returns an empty result"}, noop)
+	mcp.AddTool(server, &mcp.Tool{Name: lookup20.Name, Description: lookup20.Description, InputSchema: lookup20.Schema}, lookup)
 	var opts *mcp.StreamableHTTPOptions
 	if *jsonResponse {
 		opts = &mcp.StreamableHTTPOptions{JSONResponse: true}
