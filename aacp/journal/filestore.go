@@ -65,6 +65,7 @@ type FileStore struct {
 
 	registry *appendFile
 	dead     *appendFile
+	quar     *quarantine
 
 	mu       sync.Mutex
 	closed   bool                    // guarded by mu
@@ -107,6 +108,7 @@ func OpenFile(opts FileOptions) (*FileStore, error) {
 	}
 	s.registry = newAppendFile(filepath.Join(s.dir, "registry", "agents.ndjson"), policy, s.log)
 	s.dead = newAppendFile(filepath.Join(s.dir, "deadletter", "messages.ndjson"), policy, s.log)
+	s.quar = newQuarantine(s.dir, policy, s)
 	return s, nil
 }
 
@@ -458,7 +460,7 @@ func (s *FileStore) Close() error {
 		inboxes = append(inboxes, ins...)
 	}
 	s.mu.Unlock()
-	files = append(files, s.registry, s.dead)
+	files = append(files, s.registry, s.dead, s.quar.af)
 	var errs []error
 	for _, in := range inboxes {
 		errs = append(errs, in.Close())
