@@ -207,3 +207,38 @@ func TestStorageFileSizeLimit(t *testing.T) {
 		t.Fatalf("the server exited: %s", p.Stderr())
 	}
 }
+
+// The store directory removed under a running server (rm -rf): a write
+// would go into unlinked files and be lost at the next start, so it is
+// refused with STORAGE_GONE, for the SQLite store and for the messaging
+// journal alike; the processes keep answering.
+func TestStorageRemovedUnderServer(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	storeDir := filepath.Join(base, "store")
+	c, _ := newDomainClient(t, storeDir, "MCPRT_TRACE_ENABLED=false")
+	c.ok("memory_store", `{"key":"before","value":1}`)
+
+	data := filepath.Join(base, "aacp")
+	rcv := startAgent(t, data, "rcv", "Implementation", "MCPRT_STORE_DIR="+filepath.Join(base, "rstore"))
+	rcv.receive(t, `{"waitMs":0}`)
+	snd := startAgent(t, data, "snd", "Manager", "MCPRT_STORE_DIR="+filepath.Join(base, "sstore"))
+	snd.ok(t, "aacp_send", sendArgsTo("rcv", "CUSTOM_PING", `{"n":1}`))
+	rcv.receiveOne(t)
+
+	for _, d := range []string{storeDir, data} {
+		if err := os.RemoveAll(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := c.toolError(c.send("memory_store", `{"key":"after","value":2}`), "STORAGE_GONE")
+	if !strings.Contains(e.Message, "removed") || !strings.Contains(e.Message, "restart") {
+		t.Errorf("STORAGE_GONE does not say what happened and what to do: %s", e.Message)
+	}
+	_, ae := snd.await(t, snd.send("aacp_send", sendArgsTo("rcv", "CUSTOM_PING", `{"n":2}`)))
+	if ae == nil || !strings.Contains(ae.Message, "STORAGE_GONE") {
+		t.Fatalf("aacp_send into a removed journal: %+v, want an error caused by STORAGE_GONE", ae)
+	}
+	snd.ok(t, "aacp_agents", `{}`)
+	c.ok("memory_list", `{}`)
+}
