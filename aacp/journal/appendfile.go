@@ -31,6 +31,8 @@ type appendFile struct {
 	// its agent's claim holder), so once the file is open and checked,
 	// appends skip the cross-process lock and the path check.
 	exclusive bool
+	// hooks are the store's (nil: none).
+	hooks *ioHooks
 
 	mu    sync.Mutex
 	lockf *os.File  // guarded by mu
@@ -252,6 +254,9 @@ func (a *appendFile) retire() {
 // write appends b (whole lines) to a.f; mu and the lock are held. It
 // returns the write's number for waitSync.
 func (a *appendFile) write(b []byte) (uint64, error) {
+	if err := a.hooks.checkWrite(a.path); err != nil {
+		return 0, a.fileError("append to "+a.path, err)
+	}
 	n, err := a.f.Write(b)
 	if err != nil {
 		a.size = -1 // a partial line may be there: check the tail next time
@@ -327,7 +332,7 @@ func (a *appendFile) waitSync(w uint64) error {
 		f := a.cur.Load()
 		var err error
 		if f != nil {
-			err = f.Sync()
+			err = a.hooks.fsync(f)
 		}
 		a.sc.Lock()
 		a.syncing = false

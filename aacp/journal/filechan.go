@@ -40,7 +40,9 @@ type channelFile struct {
 }
 
 func newChannelFile(dir string, policy FsyncPolicy, maxSeg int64, s *FileStore) *channelFile {
-	return &channelFile{dir: dir, af: newAppendFile(filepath.Join(dir, activeName), policy, s.log), maxSeg: maxSeg, lastSize: -1}
+	af := newAppendFile(filepath.Join(dir, activeName), policy, s.log)
+	af.hooks = s.hooks
+	return &channelFile{dir: dir, af: af, maxSeg: maxSeg, lastSize: -1}
 }
 
 // seqPrefix is how every encoded envelope starts (Seq is its first field

@@ -177,6 +177,7 @@ type chanReader struct {
 	// held a seq, so the next good line may be that many above last+1.
 	started bool
 	damaged uint64
+	durable int64 // f's bytes known to be on stable storage
 	buf     []byte
 }
 
@@ -235,9 +236,9 @@ func (r *chanReader) read(fn func(*envelope.Envelope) error) error {
 				f.Close()
 				return fmt.Errorf("stat channel %s: %w", filepath.Base(r.dir), err)
 			}
-			r.f, r.ino, r.off = f, inode(fi), 0
+			r.f, r.ino, r.off, r.durable = f, inode(fi), 0, 0
 		}
-		if err := r.drain(r.f, &r.off, fn); err != nil {
+		if err := r.drain(r.f, &r.off, true, fn); err != nil {
 			return err
 		}
 		fi, err := os.Stat(filepath.Join(r.dir, activeName))
@@ -246,7 +247,7 @@ func (r *chanReader) read(fn func(*envelope.Envelope) error) error {
 		}
 		// Rotated (or removed): what was written before the rotation is
 		// complete now; take the rest and move on to the new segment.
-		if err := r.drain(r.f, &r.off, fn); err != nil {
+		if err := r.drain(r.f, &r.off, true, fn); err != nil {
 			return err
 		}
 		r.closeFile()
@@ -263,12 +264,18 @@ func (r *chanReader) readSealed(path string, fn func(*envelope.Envelope) error) 
 	}
 	defer f.Close()
 	var off int64
-	return r.drain(f, &off, fn)
+	return r.drain(f, &off, false, fn)
 }
 
 // drain passes every complete line of f from *off on, advancing *off past
 // each line passed (or skipped); a partial last line is left for later.
-func (r *chanReader) drain(f *os.File, off *int64, fn func(*envelope.Envelope) error) error {
+//
+// Under FsyncAlways a line is passed only once it is on stable storage:
+// in the active segment (active), where its writer may still be waiting
+// for its fsync, the reader fsyncs the file itself before passing lines
+// past what it already made durable. (Sealed segments were synced before
+// they were sealed.)
+func (r *chanReader) drain(f *os.File, off *int64, active bool, fn func(*envelope.Envelope) error) error {
 	maxLine := r.in.s.maxLine
 	if r.buf == nil {
 		r.buf = make([]byte, 256<<10)
@@ -279,6 +286,12 @@ func (r *chanReader) drain(f *os.File, off *int64, fn func(*envelope.Envelope) e
 			return fmt.Errorf("read channel %s: %w", filepath.Base(r.dir), err)
 		}
 		data := r.buf[:n]
+		if active && r.in.s.policy == FsyncAlways && *off+int64(n) > r.durable && bytes.IndexByte(data, '\n') >= 0 {
+			if err := r.in.s.hooks.fsync(f); err != nil {
+				return fmt.Errorf("make channel %s durable before reading it: %w", filepath.Base(r.dir), err)
+			}
+			r.durable = *off + int64(n)
+		}
 		used := 0
 		for {
 			i := bytes.IndexByte(data[used:], '\n')
