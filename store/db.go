@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/internal/diskerr"
 
 	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver
 )
@@ -52,6 +53,13 @@ type DB struct {
 	writeSlot chan struct{}
 
 	hooks writeHooks // called after each committed write (changes.go)
+
+	// readOnly: the directory or file was not writable when the database
+	// was opened, so it was opened read-only (reads work, writes fail
+	// with STORAGE_READ_ONLY until it is writable again). ident is the
+	// database file's identity when opened. Both guarded by mu.
+	readOnly bool
+	ident    fileID
 }
 
 // New returns a DB for the data directory opts.Dir (a relative path is
@@ -108,9 +116,42 @@ func (d *DB) handle(ctx context.Context) (*sql.DB, error) {
 	return db, nil
 }
 
+// writeHandle is handle for a write: a database opened read-only is
+// reopened read-write once its directory is writable again (or the write
+// is refused), and a database file removed or replaced under the server
+// is refused rather than written into.
+func (d *DB) writeHandle(ctx context.Context) (*sql.DB, error) {
+	d.mu.Lock()
+	if d.db != nil && d.readOnly {
+		if !writable(d.opts.Dir, d.path) {
+			d.mu.Unlock()
+			return nil, diskerr.New(diskerr.CodeReadOnly, "store: write to "+d.path,
+				errors.New("the data directory is read-only; it was opened for reading only"))
+		}
+		d.db.Close()
+		d.db = nil
+	}
+	d.mu.Unlock()
+	db, err := d.handle(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.checkIdentity("write to " + d.path); err != nil {
+		return nil, err
+	}
+	return db, nil
+}
+
 func (d *DB) open(ctx context.Context) (*sql.DB, error) {
 	if err := os.MkdirAll(d.opts.Dir, 0o700); err != nil {
-		return nil, core.Errorf(core.CodeInternal, "store: cannot create data directory %q: %w", d.opts.Dir, err)
+		if _, serr := os.Stat(d.path); serr != nil {
+			return nil, d.storeError(ctx, "create the data directory "+d.opts.Dir, err)
+		}
+	}
+	if !writable(d.opts.Dir, d.path) {
+		return d.openReadOnly(ctx)
 	}
 	// Pragmas run on every new connection, in this order: the busy
 	// timeout first, so that switching to WAL waits for a concurrent
@@ -131,7 +172,45 @@ func (d *DB) open(ctx context.Context) (*sql.DB, error) {
 		db.Close()
 		return nil, err
 	}
+	ident, err := identity(d.path)
+	if err != nil {
+		db.Close()
+		return nil, d.storeError(ctx, "open "+d.path, err)
+	}
+	d.ident, d.readOnly = ident, false
 	return db, nil
+}
+
+// openReadOnly opens the database of a directory that cannot be written
+// (a read-only mount, or permissions): reads work, writes are refused.
+// Migrations are not applied; the schema is whatever the last writable
+// open left. With no -shm file beside a WAL database, SQLite can read it
+// only as immutable, which is what a read-only file system makes it.
+func (d *DB) openReadOnly(ctx context.Context) (*sql.DB, error) {
+	ident, err := identity(d.path)
+	if err != nil {
+		return nil, d.storeError(ctx, "open "+d.path+" (the data directory is not writable)", err)
+	}
+	var lastErr error
+	for _, extra := range []string{"mode=ro", "mode=ro&immutable=1"} {
+		q := fmt.Sprintf("_pragma=busy_timeout(%d)&%s", d.opts.BusyTimeout.Milliseconds(), extra)
+		dsn := (&url.URL{Scheme: "file", Path: d.path, RawQuery: q}).String()
+		db, err := sql.Open("sqlite", dsn)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		var n int
+		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&n); err != nil {
+			db.Close()
+			lastErr = err
+			continue
+		}
+		db.SetMaxOpenConns(8)
+		d.ident, d.readOnly = ident, true
+		return db, nil
+	}
+	return nil, d.storeError(ctx, "open "+d.path+" read-only (the data directory is not writable)", lastErr)
 }
 
 // Close closes the database. Operations after Close reopen it.
@@ -155,7 +234,7 @@ func (d *DB) Close() error {
 // timeout or not). fn's error rolls the transaction back and is returned
 // as it is.
 func (d *DB) write(ctx context.Context, fn func(conn *sql.Conn) error) error {
-	db, err := d.handle(ctx)
+	db, err := d.writeHandle(ctx)
 	if err != nil {
 		return err
 	}
@@ -166,6 +245,14 @@ func (d *DB) write(ctx context.Context, fn func(conn *sql.Conn) error) error {
 	}
 	defer func() { <-d.writeSlot }()
 	if err := runImmediate(ctx, db, fn); err != nil {
+		return d.named(err)
+	}
+	// Removed between the check before the transaction and its commit:
+	// the commit went into a file nobody will open again.
+	d.mu.Lock()
+	err = d.checkIdentity("commit to " + d.path)
+	d.mu.Unlock()
+	if err != nil {
 		return err
 	}
 	d.wrote()
@@ -214,19 +301,6 @@ func (d *DB) read(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	}
 	defer tx.Rollback() // read-only: nothing to lose
 	return fn(tx)
-}
-
-// storeError turns a database failure into an *core.Error: TIMEOUT when the
-// caller's context ended, INTERNAL otherwise, with what was being done.
-func storeError(ctx context.Context, doing string, err error) error {
-	var ce *core.Error
-	if errors.As(err, &ce) {
-		return err
-	}
-	if ctx.Err() != nil {
-		return ctxError(ctx, doing)
-	}
-	return core.Errorf(core.CodeInternal, "store: %s: %w", doing, err)
 }
 
 func ctxError(ctx context.Context, doing string) error {

@@ -10,6 +10,9 @@ import (
 
 // Defaults and bounds.
 const (
+	// MaxTTLSeconds bounds a message's ttlSeconds (10 years): a larger
+	// value is refused, never wrapped into a time in the past.
+	MaxTTLSeconds       = 10 * 365 * 24 * 3600
 	DefaultTTL          = 24 * time.Hour
 	DefaultMaxBackoff   = time.Minute
 	DefaultJitter       = 0.2

@@ -241,8 +241,8 @@ func (b *Broker) checkSend(in *SendInput) error {
 			return err.WithDetail("path", "/requestId")
 		}
 	}
-	if in.TTLSeconds < 0 {
-		return envelope.Errorf(envelope.CodeSchema, "ttlSeconds is %d; want a positive number of seconds (0: the default)", in.TTLSeconds).WithDetail("path", "/ttlSeconds")
+	if in.TTLSeconds < 0 || in.TTLSeconds > MaxTTLSeconds {
+		return envelope.Errorf(envelope.CodeSchema, "ttlSeconds is %d; want a positive number of seconds up to %d (10 years; 0: the default)", in.TTLSeconds, MaxTTLSeconds).WithDetail("path", "/ttlSeconds")
 	}
 	if !envelope.ValidType(in.MessageType) {
 		return envelope.Errorf(envelope.CodeInvalidEnum, "messageType %q is unknown; want one of %s, or CUSTOM_ followed by upper-case letters, digits and '_'", in.MessageType, strings.Join(envelope.CoreTypes(), ", ")).WithDetail("path", "/messageType")

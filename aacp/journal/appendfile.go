@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+
+	"github.com/mcprt/mcprt/internal/diskerr"
 )
 
 // appendFile is one NDJSON file that several goroutines and processes
@@ -29,21 +31,14 @@ type appendFile struct {
 	// its agent's claim holder), so once the file is open and checked,
 	// appends skip the cross-process lock and the path check.
 	exclusive bool
+	// hooks are the store's (nil: none).
+	hooks *ioHooks
 
 	mu    sync.Mutex
 	lockf *os.File  // guarded by mu
 	f     *os.File  // guarded by mu: O_RDWR|O_APPEND on path
 	ino   [2]uint64 // guarded by mu: the file f is open on
 	size  int64     // guarded by mu: f's size after our last look; -1: unknown
-	// changes is the lock file's change counter, shared by every process
-	// (mapped memory; nil where unavailable): each holder of the lock adds
-	// one before it changes anything. gen is its value at the end of our
-	// last locked section (0: unknown). While they are equal, nobody has
-	// touched the file since, and the check that f is still the file at
-	// path (a stat) and of its tail can be skipped.
-	changes *atomic.Uint64 // guarded by mu
-	unmap   func() error   // guarded by mu
-	gen     uint64         // guarded by mu
 	// cur is f, for waitSync, which must not wait for mu (a writer may
 	// hold it while it waits for another process's lock).
 	cur atomic.Pointer[os.File]
@@ -71,23 +66,22 @@ func lockPathFor(path string) string {
 // locked runs fn holding mu and the cross-process lock, with a.f open on
 // the current file at path (created when missing) and a.size its size,
 // its torn tail (if any) cut off.
+//
+// Every call looks at the path (one stat) before writing: another process
+// may have rotated or rewritten the file, and a person may have removed it
+// or the whole directory, and an append into an unlinked file would be
+// acknowledged and lost. The exclusive writer of a file skips the lock
+// but not that look.
 func (a *appendFile) locked(fn func() error) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.exclusive && a.f != nil && a.size >= 0 {
+		if err := a.stillThere(); err != nil {
+			return err
+		}
 		return fn()
 	}
-	if a.lockf == nil {
-		lf, err := os.OpenFile(a.lockPath, os.O_RDWR|os.O_CREATE, 0o644)
-		if err != nil {
-			return fmt.Errorf("open lock file: %w", err)
-		}
-		a.lockf = lf
-		if a.changes, a.unmap, err = mapCounter(lf); err != nil {
-			a.log.Debug("aacp journal: no shared change counter; checking the file on every append", "path", a.lockPath, "err", err)
-		}
-	}
-	if err := lockExclusive(a.lockf); err != nil {
+	if err := a.lockFile(); err != nil {
 		return err
 	}
 	defer func() {
@@ -95,30 +89,91 @@ func (a *appendFile) locked(fn func() error) error {
 			a.log.Warn("aacp journal: unlock failed", "path", a.lockPath, "err", err)
 		}
 	}()
-	if a.changes == nil {
-		if err := a.current(); err != nil {
-			return err
-		}
-		return fn()
-	}
-	unchanged := a.gen != 0 && a.f != nil && a.size >= 0 && a.changes.Load() == a.gen
-	// Announce the change before making it: a holder killed half-way
-	// leaves the counter ahead of everyone's gen, so the next holder
-	// looks at the file.
-	next := a.changes.Add(1)
-	a.gen = 0
-	if !unchanged {
-		if err := a.current(); err != nil {
-			return err
-		}
-	}
-	if err := fn(); err != nil {
+	if err := a.current(); err != nil {
 		return err
 	}
-	if a.f != nil && a.size >= 0 {
-		a.gen = next
+	return fn()
+}
+
+// lockFile opens (when needed) and takes the cross-process lock; mu is
+// held. A lock file replaced or removed since it was opened is opened
+// again: a lock on an unlinked file excludes nobody.
+func (a *appendFile) lockFile() error {
+	for attempt := 0; ; attempt++ {
+		if a.lockf == nil {
+			lf, err := os.OpenFile(a.lockPath, os.O_RDWR|os.O_CREATE, 0o644)
+			if err != nil {
+				return a.fileError("open the lock file "+a.lockPath, err)
+			}
+			a.lockf = lf
+		}
+		if err := lockExclusive(a.lockf); err != nil {
+			return a.fileError("lock "+a.lockPath, err)
+		}
+		same, err := sameFile(a.lockf, a.lockPath)
+		if err == nil && same {
+			return nil
+		}
+		_ = unlock(a.lockf)
+		a.lockf.Close()
+		a.lockf = nil
+		if attempt == 2 {
+			if err == nil {
+				err = errors.New("the lock file keeps being replaced")
+			}
+			return a.fileError("lock "+a.lockPath, err)
+		}
 	}
-	return nil
+}
+
+// sameFile reports whether f is still the file at path.
+func sameFile(f *os.File, path string) (bool, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	ofi, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	return inode(fi) == inode(ofi), nil
+}
+
+// stillThere checks, for the exclusive writer, that a.f is still the file
+// at path; mu is held.
+func (a *appendFile) stillThere() error {
+	fi, err := os.Stat(a.path)
+	if err == nil && inode(fi) == a.ino {
+		return nil
+	}
+	if err == nil || errors.Is(err, os.ErrNotExist) {
+		// Replaced or removed by someone else: look again under the lock.
+		a.size = -1
+		if err := a.lockFile(); err != nil {
+			return err
+		}
+		defer func() { _ = unlock(a.lockf) }()
+		return a.current()
+	}
+	return a.fileError("stat "+a.path, err)
+}
+
+// fileError describes a failure on the file system: a storage condition
+// (full, read-only, failing, the directory removed) becomes the matching
+// tool error; anything else is wrapped with what was being done.
+func (a *appendFile) fileError(doing string, err error) error {
+	if errors.Is(err, os.ErrNotExist) {
+		if _, serr := os.Stat(filepath.Dir(a.path)); errors.Is(serr, os.ErrNotExist) {
+			return diskerr.New(diskerr.CodeGone, "aacp journal: "+doing, err)
+		}
+	}
+	if c := diskerr.Classify(err, "aacp journal: "+doing); c != err {
+		return c
+	}
+	return fmt.Errorf("%s: %w", doing, err)
 }
 
 // current makes a.f the file at path and a.size its complete size; mu and
@@ -130,7 +185,7 @@ func (a *appendFile) current() error {
 		a.retire()
 		f, err := os.OpenFile(a.path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
 		if err != nil {
-			return fmt.Errorf("create %s: %w", a.path, err)
+			return a.fileError("create "+a.path, err)
 		}
 		if fi, err = f.Stat(); err != nil {
 			f.Close()
@@ -143,13 +198,13 @@ func (a *appendFile) current() error {
 		}
 		return nil
 	case err != nil:
-		return fmt.Errorf("stat %s: %w", a.path, err)
+		return a.fileError("stat "+a.path, err)
 	}
 	if a.f == nil || inode(fi) != a.ino {
 		a.retire()
 		f, err := os.OpenFile(a.path, os.O_RDWR|os.O_APPEND, 0o644)
 		if err != nil {
-			return fmt.Errorf("open %s: %w", a.path, err)
+			return a.fileError("open "+a.path, err)
 		}
 		if fi, err = f.Stat(); err != nil {
 			f.Close()
@@ -166,7 +221,7 @@ func (a *appendFile) current() error {
 		if n != fi.Size() {
 			a.log.Warn("aacp journal: cutting off a torn last line", "path", a.path, "bytes", fi.Size()-n)
 			if err := a.f.Truncate(n); err != nil {
-				return fmt.Errorf("cut the torn tail of %s: %w", a.path, err)
+				return a.fileError("cut the torn tail of "+a.path, err)
 			}
 		}
 		a.size = n
@@ -199,10 +254,13 @@ func (a *appendFile) retire() {
 // write appends b (whole lines) to a.f; mu and the lock are held. It
 // returns the write's number for waitSync.
 func (a *appendFile) write(b []byte) (uint64, error) {
+	if err := a.hooks.checkWrite(a.path); err != nil {
+		return 0, a.fileError("append to "+a.path, err)
+	}
 	n, err := a.f.Write(b)
 	if err != nil {
 		a.size = -1 // a partial line may be there: check the tail next time
-		return 0, fmt.Errorf("append to %s: %w", a.path, err)
+		return 0, a.fileError("append to "+a.path, err)
 	}
 	a.size += int64(n)
 	a.sc.Lock()
@@ -219,7 +277,7 @@ func (a *appendFile) rewriteLocked(data []byte) error {
 	{
 		tmp, err := os.CreateTemp(filepath.Dir(a.path), ".rewrite-*")
 		if err != nil {
-			return fmt.Errorf("rewrite %s: %w", a.path, err)
+			return a.fileError("rewrite "+a.path, err)
 		}
 		_, err = tmp.Write(data)
 		if err == nil && a.policy != FsyncNever {
@@ -233,7 +291,7 @@ func (a *appendFile) rewriteLocked(data []byte) error {
 		}
 		if err != nil {
 			os.Remove(tmp.Name())
-			return fmt.Errorf("rewrite %s: %w", a.path, err)
+			return a.fileError("rewrite "+a.path, err)
 		}
 		if a.policy != FsyncNever {
 			syncDir(filepath.Dir(a.path))
@@ -274,13 +332,13 @@ func (a *appendFile) waitSync(w uint64) error {
 		f := a.cur.Load()
 		var err error
 		if f != nil {
-			err = f.Sync()
+			err = a.hooks.fsync(f)
 		}
 		a.sc.Lock()
 		a.syncing = false
 		a.cond.Broadcast()
 		if err != nil && !errors.Is(err, os.ErrClosed) {
-			return fmt.Errorf("fsync %s: %w", a.path, err)
+			return a.fileError("fsync "+a.path, err)
 		}
 		a.synced = max(a.synced, target)
 	}
@@ -306,10 +364,6 @@ func (a *appendFile) close() error {
 		errs = append(errs, a.f.Close())
 		a.f = nil
 		a.cur.Store(nil)
-	}
-	if a.unmap != nil {
-		errs = append(errs, a.unmap())
-		a.changes, a.unmap = nil, nil
 	}
 	if a.lockf != nil {
 		errs = append(errs, a.lockf.Close())

@@ -33,13 +33,16 @@ type channelFile struct {
 	// The seq of the last line of the active segment as this process last
 	// saw it, valid while the segment is the same file with the same
 	// size. Guarded by af.mu.
-	lastSeq  uint64
-	lastIno  [2]uint64
-	lastSize int64
+	lastSeq     uint64
+	lastDamaged uint64 // lines refused after lastSeq's
+	lastIno     [2]uint64
+	lastSize    int64
 }
 
 func newChannelFile(dir string, policy FsyncPolicy, maxSeg int64, s *FileStore) *channelFile {
-	return &channelFile{dir: dir, af: newAppendFile(filepath.Join(dir, activeName), policy, s.log), maxSeg: maxSeg, lastSize: -1}
+	af := newAppendFile(filepath.Join(dir, activeName), policy, s.log)
+	af.hooks = s.hooks
+	return &channelFile{dir: dir, af: af, maxSeg: maxSeg, lastSize: -1}
 }
 
 // seqPrefix is how every encoded envelope starts (Seq is its first field
@@ -92,7 +95,7 @@ func (c *channelFile) append(env *envelope.Envelope, body []byte, before func(se
 			return err
 		}
 		seq = last + 1
-		c.lastSeq, c.lastIno, c.lastSize = seq, c.af.ino, c.af.size
+		c.lastSeq, c.lastDamaged, c.lastIno, c.lastSize = seq, 0, c.af.ino, c.af.size
 		return nil
 	})
 	if err != nil {
@@ -102,37 +105,86 @@ func (c *channelFile) append(env *envelope.Envelope, body []byte, before func(se
 	return seq, w, nil
 }
 
-// last returns the highest seq in the channel; af's locks are held.
+// last returns the channel's last seq; af's locks are held.
+//
+// It is derived from the lines, never trusted from one line alone: the
+// lines of the active segment are scanned in order from the sealed base
+// (or, when the same file only grew, from where the last scan stopped),
+// and a line counts only when its seq continues the numbering — above
+// the last one, by at most one more than the damaged lines since. So a
+// damaged line (a seq of 2^64-1, a repeated seq, garbage) can neither
+// stop the numbering nor make it jump; readers apply the same rule.
 func (c *channelFile) last() (uint64, error) {
 	if c.lastSize == c.af.size && c.lastIno == c.af.ino {
 		return c.lastSeq, nil
 	}
-	var seq uint64
-	if c.af.size > 0 {
-		line, err := lastLine(c.af.f, c.af.size)
+	var from int64
+	var seq, damaged uint64
+	if c.lastIno == c.af.ino && c.lastSize > 0 && c.lastSize < c.af.size {
+		from, seq, damaged = c.lastSize, c.lastSeq, c.lastDamaged
+	} else {
+		base, err := c.sealedBase()
 		if err != nil {
 			return 0, err
 		}
-		var head struct {
-			Seq uint64 `json:"seq"`
-		}
-		if err := json.Unmarshal(line, &head); err != nil || head.Seq == 0 {
-			// A damaged last line: find the highest seq the slow way.
-			if seq, err = maxSeqIn(c.af.f, c.af.size); err != nil {
-				return 0, err
-			}
-		} else {
-			seq = head.Seq
-		}
+		seq = base
 	}
-	if seq == 0 { // an empty active segment: continue from the sealed ones
-		var err error
-		if seq, err = c.sealedBase(); err != nil {
+	if c.af.size > from {
+		err := scanLines(c.af.f, from, c.af.size, func(line []byte) {
+			s, ok := lineSeq(line)
+			if ok && s > seq && s-seq <= damaged+1 {
+				seq, damaged = s, 0
+			} else {
+				damaged++
+			}
+		})
+		if err != nil {
 			return 0, err
 		}
 	}
-	c.lastSeq, c.lastIno, c.lastSize = seq, c.af.ino, c.af.size
+	c.lastSeq, c.lastDamaged, c.lastIno, c.lastSize = seq, damaged, c.af.ino, c.af.size
 	return seq, nil
+}
+
+// lineSeq reads the seq of a stored line: fast for lines as written
+// ({"seq":N,...}), by decoding otherwise.
+func lineSeq(line []byte) (uint64, bool) {
+	if rest, ok := bytes.CutPrefix(line, []byte(`{"seq":`)); ok {
+		if i := bytes.IndexByte(rest, ','); i > 0 {
+			if n, err := strconv.ParseUint(string(rest[:i]), 10, 64); err == nil {
+				return n, n > 0
+			}
+		}
+	}
+	var head struct {
+		Seq uint64 `json:"seq"`
+	}
+	if json.Unmarshal(line, &head) != nil {
+		return 0, false
+	}
+	return head.Seq, head.Seq > 0
+}
+
+// scanLines calls fn with each complete line of f between from and to
+// (which end lines), reading in chunks.
+func scanLines(f *os.File, from, to int64, fn func(line []byte)) error {
+	buf := make([]byte, 0, 256<<10)
+	var carry []byte
+	for off := from; off < to; {
+		n := min(int64(cap(buf)), to-off)
+		chunk := buf[:n]
+		if _, err := f.ReadAt(chunk, off); err != nil {
+			return fmt.Errorf("read %s: %w", f.Name(), err)
+		}
+		off += n
+		data := chunk
+		if len(carry) > 0 {
+			data = append(carry, chunk...)
+		}
+		used := eachLine(data, fn)
+		carry = append(carry[:0:0], data[used:]...)
+	}
+	return nil
 }
 
 // sealedBase is the highest seq of sealed or compacted segments.
@@ -278,24 +330,6 @@ func writeSeqFile(dir string, last uint64, policy FsyncPolicy) error {
 		return fmt.Errorf("write %s: %w", seqFileName, err)
 	}
 	return nil
-}
-
-// maxSeqIn scans the first size bytes of f for the highest seq.
-func maxSeqIn(f *os.File, size int64) (uint64, error) {
-	data := make([]byte, size)
-	if _, err := f.ReadAt(data, 0); err != nil {
-		return 0, fmt.Errorf("read %s: %w", f.Name(), err)
-	}
-	var top uint64
-	eachLine(data, func(line []byte) {
-		var head struct {
-			Seq uint64 `json:"seq"`
-		}
-		if json.Unmarshal(line, &head) == nil {
-			top = max(top, head.Seq)
-		}
-	})
-	return top, nil
 }
 
 // lastSequence reads the channel's highest seq without appending.

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcprt/mcprt/aacp/envelope"
 )
@@ -170,8 +171,14 @@ type chanReader struct {
 	f      *os.File  // the active segment as opened, or nil
 	ino    [2]uint64 // f's identity
 	off    int64     // offset in f of the first byte not yet passed
-	last   uint64    // highest seq passed
-	buf    []byte
+	last   uint64    // highest seq passed (or the compaction base)
+	// started: last has been set from the channel's seq.json. damaged
+	// counts the lines refused since the last one passed: each may have
+	// held a seq, so the next good line may be that many above last+1.
+	started bool
+	damaged uint64
+	durable int64 // f's bytes known to be on stable storage
+	buf     []byte
 }
 
 func (r *chanReader) closeFile() {
@@ -182,6 +189,9 @@ func (r *chanReader) closeFile() {
 }
 
 func (r *chanReader) read(fn func(*envelope.Envelope) error) error {
+	if !r.started {
+		r.last, r.started = readSeqFile(r.dir), true
+	}
 	for {
 		if r.f == nil {
 			// Open the active segment first, then read the sealed ones:
@@ -212,14 +222,23 @@ func (r *chanReader) read(fn func(*envelope.Envelope) error) error {
 			if f == nil {
 				return nil
 			}
+			if same, err := sameFile(f, filepath.Join(r.dir, activeName)); err != nil || !same {
+				// Rotated between the open and the listing: it was just
+				// read as a sealed segment; start again from the new one.
+				f.Close()
+				if err != nil {
+					return fmt.Errorf("stat channel %s: %w", filepath.Base(r.dir), err)
+				}
+				continue
+			}
 			fi, err := f.Stat()
 			if err != nil {
 				f.Close()
 				return fmt.Errorf("stat channel %s: %w", filepath.Base(r.dir), err)
 			}
-			r.f, r.ino, r.off = f, inode(fi), 0
+			r.f, r.ino, r.off, r.durable = f, inode(fi), 0, 0
 		}
-		if err := r.drain(r.f, &r.off, fn); err != nil {
+		if err := r.drain(r.f, &r.off, true, fn); err != nil {
 			return err
 		}
 		fi, err := os.Stat(filepath.Join(r.dir, activeName))
@@ -228,7 +247,7 @@ func (r *chanReader) read(fn func(*envelope.Envelope) error) error {
 		}
 		// Rotated (or removed): what was written before the rotation is
 		// complete now; take the rest and move on to the new segment.
-		if err := r.drain(r.f, &r.off, fn); err != nil {
+		if err := r.drain(r.f, &r.off, true, fn); err != nil {
 			return err
 		}
 		r.closeFile()
@@ -245,12 +264,18 @@ func (r *chanReader) readSealed(path string, fn func(*envelope.Envelope) error) 
 	}
 	defer f.Close()
 	var off int64
-	return r.drain(f, &off, fn)
+	return r.drain(f, &off, false, fn)
 }
 
 // drain passes every complete line of f from *off on, advancing *off past
 // each line passed (or skipped); a partial last line is left for later.
-func (r *chanReader) drain(f *os.File, off *int64, fn func(*envelope.Envelope) error) error {
+//
+// Under FsyncAlways a line is passed only once it is on stable storage:
+// in the active segment (active), where its writer may still be waiting
+// for its fsync, the reader fsyncs the file itself before passing lines
+// past what it already made durable. (Sealed segments were synced before
+// they were sealed.)
+func (r *chanReader) drain(f *os.File, off *int64, active bool, fn func(*envelope.Envelope) error) error {
 	maxLine := r.in.s.maxLine
 	if r.buf == nil {
 		r.buf = make([]byte, 256<<10)
@@ -261,6 +286,12 @@ func (r *chanReader) drain(f *os.File, off *int64, fn func(*envelope.Envelope) e
 			return fmt.Errorf("read channel %s: %w", filepath.Base(r.dir), err)
 		}
 		data := r.buf[:n]
+		if active && r.in.s.policy == FsyncAlways && *off+int64(n) > r.durable && bytes.IndexByte(data, '\n') >= 0 {
+			if err := r.in.s.hooks.fsync(f); err != nil {
+				return fmt.Errorf("make channel %s durable before reading it: %w", filepath.Base(r.dir), err)
+			}
+			r.durable = *off + int64(n)
+		}
 		used := 0
 		for {
 			i := bytes.IndexByte(data[used:], '\n')
@@ -268,7 +299,7 @@ func (r *chanReader) drain(f *os.File, off *int64, fn func(*envelope.Envelope) e
 				break
 			}
 			line := data[used : used+i]
-			if err := r.pass(line, fn); err != nil {
+			if err := r.pass(line, f.Name(), *off+int64(used), fn); err != nil {
 				*off += int64(used)
 				return err
 			}
@@ -285,7 +316,7 @@ func (r *chanReader) drain(f *os.File, off *int64, fn func(*envelope.Envelope) e
 			if err != nil || skip == 0 {
 				return err // a giant line still being written, or an error
 			}
-			r.in.s.log.Warn("aacp journal: skipping an over-long channel line", "channel", filepath.Base(r.dir), "bytes", skip)
+			r.refuse(QuarantinedLine{File: filepath.Base(f.Name()), Offset: *off, Reason: fmt.Sprintf("over-long line (%d bytes; the limit is %d)", skip, maxLine)}, r.buf[:min(len(r.buf), 4096)])
 			*off += skip
 			continue
 		}
@@ -315,27 +346,56 @@ func skipLine(f *os.File, off int64) (int64, error) {
 	}
 }
 
-// pass decodes one line and hands it to fn unless it is damaged, misfiled
-// or already passed.
-func (r *chanReader) pass(line []byte, fn func(*envelope.Envelope) error) error {
+// pass decodes one line and hands it to fn unless it is damaged,
+// misfiled or already passed. A damaged line (not valid UTF-8, not an
+// envelope, filed in the wrong channel, or with a seq that does not
+// continue the numbering) is quarantined and skipped: it can neither
+// block the lines after it nor move the numbering.
+func (r *chanReader) pass(line []byte, file string, off int64, fn func(*envelope.Envelope) error) error {
 	if len(bytes.TrimSpace(line)) == 0 {
+		return nil
+	}
+	q := QuarantinedLine{File: filepath.Base(file), Offset: off}
+	if !utf8.Valid(line) {
+		q.Reason = "not valid UTF-8"
+		r.refuse(q, line)
 		return nil
 	}
 	var env envelope.Envelope
 	if err := json.Unmarshal(line, &env); err != nil || env.Seq == 0 || env.MessageID == "" {
-		r.in.s.log.Warn("aacp journal: skipping a damaged channel line", "channel", filepath.Base(r.dir), "err", err)
+		q.Reason = "not an envelope with a seq and a messageId"
+		if err != nil {
+			q.Reason += ": " + err.Error()
+		}
+		r.refuse(q, line)
 		return nil
 	}
+	q.Seq = env.Seq
 	if env.Sender.AgentID != r.sender || env.Receiver.AgentID != r.in.receiver {
-		r.in.s.log.Warn("aacp journal: skipping a misfiled channel line", "channel", filepath.Base(r.dir), "messageId", env.MessageID)
+		q.Reason = fmt.Sprintf("misfiled: from %q to %q", env.Sender.AgentID, env.Receiver.AgentID)
+		r.refuse(q, line)
 		return nil
 	}
-	if env.Seq <= r.last {
+	switch {
+	case env.Seq <= r.last:
+		q.Reason = fmt.Sprintf("seq %d repeated (the channel is at %d); the sender's retry after its ack timeout delivers the message again", env.Seq, r.last)
+		r.refuse(q, line)
+		return nil
+	case env.Seq-r.last > r.damaged+1:
+		q.Reason = fmt.Sprintf("seq %d does not continue the channel's numbering (at %d, %d damaged line(s) since)", env.Seq, r.last, r.damaged)
+		r.refuse(q, line)
 		return nil
 	}
 	if err := fn(&env); err != nil {
 		return err
 	}
-	r.last = env.Seq
+	r.last, r.damaged = env.Seq, 0
 	return nil
+}
+
+// refuse quarantines a damaged line.
+func (r *chanReader) refuse(q QuarantinedLine, line []byte) {
+	r.damaged++
+	q.Channel = filepath.Base(r.dir)
+	r.in.s.quarantineLine(q, line)
 }

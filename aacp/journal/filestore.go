@@ -65,6 +65,8 @@ type FileStore struct {
 
 	registry *appendFile
 	dead     *appendFile
+	quar     *quarantine
+	hooks    *ioHooks // nil outside tests
 
 	mu       sync.Mutex
 	closed   bool                    // guarded by mu
@@ -107,7 +109,14 @@ func OpenFile(opts FileOptions) (*FileStore, error) {
 	}
 	s.registry = newAppendFile(filepath.Join(s.dir, "registry", "agents.ndjson"), policy, s.log)
 	s.dead = newAppendFile(filepath.Join(s.dir, "deadletter", "messages.ndjson"), policy, s.log)
+	s.quar = newQuarantine(s.dir, policy, s)
 	return s, nil
+}
+
+// setHooks makes every file of s use h (tests only; before any use).
+func (s *FileStore) setHooks(h *ioHooks) {
+	s.hooks = h
+	s.registry.hooks, s.dead.hooks, s.quar.af.hooks = h, h, h
 }
 
 // RegistryExists reports whether dir holds a file journal's agent
@@ -167,12 +176,15 @@ func (s *FileStore) AppendWith(ctx context.Context, env *envelope.Envelope, opts
 	if err != nil {
 		return 0, err
 	}
-	s.notifyLocal(env.Receiver.AgentID)
 	if s.policy == FsyncAlways {
+		// Durable first, then visible: this process's receivers are woken
+		// only now, and a reader (here or in another process) fsyncs the
+		// lines it found before it passes them on.
 		if err := c.af.waitSync(w); err != nil {
 			return 0, err
 		}
 	}
+	s.notifyLocal(env.Receiver.AgentID)
 	return seq, nil
 }
 
@@ -238,6 +250,7 @@ func (s *FileStore) Ledger(agentID string) (Ledger, error) {
 	if err != nil {
 		return nil, err
 	}
+	l.af.hooks = s.hooks
 	s.ledgers[agentID] = l
 	return l, nil
 }
@@ -458,7 +471,7 @@ func (s *FileStore) Close() error {
 		inboxes = append(inboxes, ins...)
 	}
 	s.mu.Unlock()
-	files = append(files, s.registry, s.dead)
+	files = append(files, s.registry, s.dead, s.quar.af)
 	var errs []error
 	for _, in := range inboxes {
 		errs = append(errs, in.Close())

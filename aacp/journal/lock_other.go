@@ -3,10 +3,8 @@
 package journal
 
 import (
-	"errors"
 	"os"
 	"sync"
-	"sync/atomic"
 )
 
 // Without flock the file journal is safe for one process only: these
@@ -27,9 +25,4 @@ func tryLock(f *os.File, _ bool) (bool, error) {
 
 func inode(fi os.FileInfo) [2]uint64 {
 	return [2]uint64{uint64(fi.ModTime().UnixNano()), 0}
-}
-
-// mapCounter is unavailable here: appends check the file every time.
-func mapCounter(*os.File) (*atomic.Uint64, func() error, error) {
-	return nil, nil, errors.New("no shared memory counter on this system")
 }

@@ -5,9 +5,7 @@ package journal
 import (
 	"errors"
 	"os"
-	"sync/atomic"
 	"syscall"
-	"unsafe"
 )
 
 // lockExclusive takes an exclusive advisory lock on f, waiting for it.
@@ -48,25 +46,4 @@ func inode(fi os.FileInfo) [2]uint64 {
 		return [2]uint64{uint64(st.Dev), uint64(st.Ino)}
 	}
 	return [2]uint64{}
-}
-
-// mapCounter maps the first 8 bytes of the lock file f (growing it to 8
-// bytes when shorter) as a counter shared by every process that maps it.
-func mapCounter(f *os.File) (*atomic.Uint64, func() error, error) {
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, nil, err
-	}
-	if fi.Size() < 8 {
-		// Growing only: a concurrent grower changes nothing, and bytes
-		// already there stay.
-		if err := f.Truncate(8); err != nil {
-			return nil, nil, err
-		}
-	}
-	data, err := syscall.Mmap(int(f.Fd()), 0, 8, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
-	if err != nil {
-		return nil, nil, err
-	}
-	return (*atomic.Uint64)(unsafe.Pointer(&data[0])), func() error { return syscall.Munmap(data) }, nil
 }

@@ -264,7 +264,7 @@ func tcDecode(t *testing.T, s string) any {
 // is unserializable, too large or against its outputSchema will recur.
 func wantRetryable(code string, details map[string]any) bool {
 	switch code {
-	case "TIMEOUT", "AUDIT_ENTER_FAILED":
+	case "TIMEOUT", "AUDIT_ENTER_FAILED", "STORAGE_FULL", "STORAGE_IO_ERROR", "STORE_BUSY":
 		return true
 	case "RESOURCE_EXHAUSTED":
 		return details["reason"] != "payload_too_large"

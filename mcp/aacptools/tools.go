@@ -43,7 +43,7 @@ type sendArgs struct {
 	Priority      string          `json:"priority,omitempty" jsonschema:"HIGH, NORMAL (default) or LOW."`
 	CorrelationID string          `json:"correlationId,omitempty" jsonschema:"Ties related messages together (a task's thread, say)."`
 	RequestID     string          `json:"requestId,omitempty" jsonschema:"Makes the send idempotent: sending a request id again returns the first send's deliveries and sends nothing."`
-	TTLSeconds    int64           `json:"ttlSeconds,omitempty" jsonschema:"Time to live in seconds; default aacp.defaultTtlMs."`
+	TTLSeconds    int64           `json:"ttlSeconds,omitempty" jsonschema:"Time to live in seconds, at most 315360000 (10 years); default aacp.defaultTtlMs."`
 	Tags          []string        `json:"tags,omitempty" jsonschema:"Up to 32 tags of 1 to 64 bytes."`
 }
 
