@@ -61,7 +61,7 @@ type Policy struct {
 // Builtin returns the policies that exist without a policies directory.
 // A file in the directory with the same id replaces one of them.
 func Builtin() []Policy {
-	secrets := []string{".git/**", "**/.env", "**/.env.*", "**/*.pem", "**/*.key", "**/id_rsa*", "**/id_ed25519*", "**/secrets/**"}
+	secrets := []string{"**/.git/**", "**/.env", "**/.env.*", "**/*.pem", "**/*.key", "**/id_rsa*", "**/id_ed25519*", "**/secrets/**"}
 	return []Policy{
 		{
 			ID:                "default",
