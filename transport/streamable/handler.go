@@ -157,6 +157,12 @@ func tokenHash(lookup func(string) (string, bool), name, key string) ([sha256.Si
 		return [sha256.Size]byte{}, false, fmt.Errorf("streamable: %s names %s, which is unset or empty; "+
 			"set it to the token, or set %s to \"\" to go without", key, name, key)
 	}
+	if t := strings.TrimSpace(tok); t != tok {
+		// HTTP strips the spaces around a header value, so such a token
+		// could never match: refuse it rather than lock every client out.
+		return [sha256.Size]byte{}, false, fmt.Errorf("streamable: %s names %s, whose value has spaces or other white space "+
+			"at its start or end, which no Authorization header can carry; remove them from the variable", key, name)
+	}
 	return sha256.Sum256([]byte(tok)), true, nil
 }
 
