@@ -6,7 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-		"strconv"
+	"strconv"
 	"strings"
 	"time"
 
