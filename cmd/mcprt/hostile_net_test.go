@@ -4,7 +4,12 @@ package main
 // clients: bearer-token variables, Last-Event-ID, held connections.
 
 import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -47,5 +52,80 @@ func TestHostileNetLastEventIDNeverIssued(t *testing.T) {
 		if strings.Contains(ev.data, "notifications/resources/updated") {
 			return
 		}
+	}
+}
+
+// TestHostileNetHeldConnections: connections that promise a body and never
+// send it are answered and closed at once on every refusal (401, 403,
+// 404, 415) and after the body timeout, and silent connections beyond
+// transport.http.maxConnections make room, so none of them exhausts the
+// server's descriptors and an authorised client still gets through.
+func TestHostileNetHeldConnections(t *testing.T) {
+	t.Parallel()
+	const token = "hostile-net-token"
+	_, url := startNetServer(t, 160, "MCPRT_TRANSPORT_HTTP_AUTH_TOKEN_ENV_VAR=HOSTILE_NET_TOKEN", "HOSTILE_NET_TOKEN="+token,
+		"MCPRT_TRANSPORT_HTTP_READ_TIMEOUT_MS=1000", "MCPRT_TRANSPORT_HTTP_MAX_CONNECTIONS=100",
+		"MCPRT_TRANSPORT_HTTP_MAX_CONNECTIONS_PER_CLIENT=100")
+	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp")
+	dial := func() net.Conn {
+		c, err := net.DialTimeout("tcp", addr, netWait)
+		if err != nil {
+			t.Fatalf("dial: %v", err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	// 150 connections that send nothing at all.
+	for range 150 {
+		dial()
+	}
+	auth := "Authorization: Bearer " + token + "\r\n"
+	json := "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+	variants := []struct {
+		status, head string
+	}{
+		{"401", "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n" + json},
+		{"403", "POST /mcp HTTP/1.1\r\nHost: evil.example\r\n" + auth + json},
+		{"404", "POST /elsewhere HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth + json},
+		{"415", "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth + "Content-Type: text/plain\r\n"},
+		{"400", "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth + json}, // the body never comes: read timeout
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 200)
+	for i := range 200 {
+		v := variants[i%len(variants)]
+		c := dial()
+		if _, err := c.Write([]byte(v.head + "Content-Length: 100\r\n\r\n")); err != nil {
+			continue // closed to make room already
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = c.SetReadDeadline(time.Now().Add(netWait))
+			got, err := io.ReadAll(c)
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				errs <- fmt.Sprintf("a POST answered %s was held open for %v (got %q)", v.status, netWait, clip(string(got)))
+				return
+			}
+			if len(got) > 0 && !strings.HasPrefix(string(got), "HTTP/1.1 "+v.status) && !strings.HasPrefix(string(got), "HTTP/1.1 503") {
+				errs <- fmt.Sprintf("want %s (or 503), got %q", v.status, clip(string(got)))
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	n := 0
+	for e := range errs {
+		if n++; n <= 5 {
+			t.Error(e)
+		}
+	}
+	if n > 0 {
+		t.Fatalf("%d connections were held open or misanswered", n)
+	}
+	c := newNetClient(t, url, token)
+	if out := c.call(`{"jsonrpc":"2.0","id":1,"method":"ping"}`); !strings.Contains(out, `"result"`) {
+		t.Fatalf("the authorised client's ping: %s", out)
 	}
 }

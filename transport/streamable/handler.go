@@ -214,6 +214,7 @@ func (h *Handler) CloseStream(ctx context.Context, sess *mcp.Session) bool {
 // passes the Host and Origin checks (403) and the bearer-token check
 // (401).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	closeUnlessRead(w, r)
 	if !h.hostAllowed(r.Host) {
 		h.fail(w, nil, http.StatusForbidden, core.CodeUnauthorized, "the Host header "+clipText(r.Host)+
 			" is not allowed (DNS rebinding protection); use localhost, or add the host to transport.http.allowedHosts")
@@ -501,6 +502,12 @@ func (h *Handler) failID(w http.ResponseWriter, s *session, status int, code cor
 		body.Error.Data.CorrelationID = s.sess.CorrelationID()
 	}
 	b, _ := json.Marshal(body) // plain data always encodes
+	if w.Header().Get("Connection") == "close" {
+		// The body was not read whole (closeUnlessRead): make every
+		// further read fail at once, so that net/http does not wait to
+		// discard a body that may never come.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
@@ -527,4 +534,15 @@ func acceptable(r *http.Request, mediaType string) bool {
 		}
 	}
 	return false
+}
+
+// closeUnlessRead marks the answer to a request that has a body with
+// Connection: close until readBody has read that body whole. So every
+// refusal (401, 403, 404, 406, 415, 413, a body that timed out) ends the
+// connection at once: net/http would otherwise wait, with no deadline,
+// to discard a body the client promised and never sent.
+func closeUnlessRead(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+	}
 }

@@ -102,6 +102,7 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, s *session) (
 			"); send the message again")
 		return nil, false
 	}
+	w.Header().Del("Connection") // read whole: the connection may be kept (see closeUnlessRead)
 	return body, true
 }
 
