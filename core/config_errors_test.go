@@ -172,7 +172,7 @@ func TestConfigBadFile(t *testing.T) {
 		reason        string // expected Reason, or its prefix when it ends in "…"
 	}{
 		{name: "missing", path: dir + "/missing.json", reason: "cannot read: …"},
-		{name: "directory", path: dir, reason: "cannot read: …"},
+		{name: "directory", path: dir, reason: "not a regular file (a directory); give a JSON file"},
 		{name: "empty", content: "", reason: "not valid JSON: unexpected end of JSON input"},
 		{name: "blank", content: " \n", reason: "not valid JSON: unexpected end of JSON input"},
 		{name: "truncated", content: `{"server":`, reason: "not valid JSON: unexpected end of JSON input"},

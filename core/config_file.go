@@ -77,6 +77,10 @@ func (l *Loader) applyFile(work []reflect.Value, sources map[string]string, path
 // readConfigFile returns the file's bytes once they are known to be one
 // JSON object, or the reason they are not.
 func readConfigFile(path string) ([]byte, string) {
+	// Stat before opening: opening a FIFO would wait for a writer.
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return nil, "not a regular file (" + fileKind(st.Mode()) + "); give a JSON file"
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, "cannot read: " + err.Error()

@@ -265,6 +265,10 @@ func (s *Server) inputOutcome(ctx context.Context, err error) (result any, handl
 		return nil, false, nil
 	}
 	if ierr != nil {
+		var je *jsonrpc.Error
+		if errors.As(ierr, &je) { // the client's fault (too much input): -32602 as made
+			return nil, true, je
+		}
 		return nil, true, jsonrpc.NewError(jsonrpc.CodeInternalError, "Internal error: "+ierr.Error())
 	}
 	return res, true, nil

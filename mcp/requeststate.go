@@ -6,7 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,6 +28,12 @@ const MinRequestStateKeyBytes = 32
 // maxRequestStateBytes bounds a requestState the server makes (and so one
 // it accepts).
 const maxRequestStateBytes = 256 << 10
+
+// MaxInputResponsesBytes bounds the inputResponses of one request, in
+// bytes of JSON. The answers of every round travel back in requestState,
+// which is at most 256 KiB of base64 (about 192 KiB of JSON with the
+// handler's state), so more could never be carried to the next round.
+const MaxInputResponsesBytes = 128 << 10
 
 // statePayload is what a requestState carries.
 type statePayload struct {
@@ -72,7 +78,10 @@ func (s *stateSealer) seal(method, target string, answers map[string]json.RawMes
 	enc := base64.RawURLEncoding
 	out := enc.EncodeToString(payload) + "." + enc.EncodeToString(s.mac(payload))
 	if len(out) > maxRequestStateBytes {
-		return "", errors.New("the answers and state of this request exceed 256 KiB; ask for less input")
+		// The client's answers of every round so far, with the handler's
+		// state, do not fit: the client sent too much input.
+		return "", invalidParams("the inputResponses of this request and its earlier rounds, with the tool's state, " +
+			"exceed the 256 KiB a requestState may carry; answer with smaller results")
 	}
 	return out, nil
 }
@@ -131,6 +140,10 @@ func (s *Server) parseInputRound(req *jsonrpc.Request, r *statelessReq) (*inputR
 		in.responses, in.state = p.Answers, p.State
 	}
 	if raw := jsontext.Member(params, "inputResponses"); len(raw) > 0 {
+		if len(raw) > MaxInputResponsesBytes {
+			return nil, invalidParams("inputResponses is " + strconv.Itoa(len(raw)) + " bytes of JSON; the limit is " +
+				strconv.Itoa(MaxInputResponsesBytes) + " bytes: answer the input requests with smaller results")
+		}
 		var bad string
 		isObj := jsontext.EachMember(raw, func(key, value []byte) bool {
 			var k string

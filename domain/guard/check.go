@@ -78,8 +78,14 @@ func NormalizePaths(paths []string) ([]string, error) {
 
 // Check runs p's gates over the changed paths and reports every
 // violation. Paths are normalised first (see NormalizePaths). p must be
-// normalised (as Registry policies are).
-func Check(p Policy, changedPaths []string) (Result, error) {
+// normalised (as Registry policies are). Paths are judged as spelled; see
+// CheckIn for a workspace on disk.
+func Check(p Policy, changedPaths []string) (Result, error) { return CheckIn(p, "", changedPaths) }
+
+// CheckIn is Check with the workspace root on disk ("" for none): a path
+// that goes through a symbolic link is also judged at its real location
+// (see pathViolations).
+func CheckIn(p Policy, root string, changedPaths []string) (Result, error) {
 	paths, err := NormalizePaths(changedPaths)
 	if err != nil {
 		return Result{}, err
@@ -92,7 +98,7 @@ func Check(p Policy, changedPaths []string) (Result, error) {
 		gr := GateResult{Gate: g, Violations: []Violation{}}
 		switch g {
 		case GatePathViolation:
-			gr.Violations = pathViolations(p, paths)
+			gr.Violations = pathViolations(p, openWorkspace(root), paths)
 		case GateChangeRadius:
 			if len(paths) > p.ChangeRadiusLimit {
 				gr.Violations = append(gr.Violations, Violation{
@@ -107,30 +113,6 @@ func Check(p Policy, changedPaths []string) (Result, error) {
 	}
 	res.Summary = summary(res)
 	return res, nil
-}
-
-func pathViolations(p Policy, paths []string) []Violation {
-	out := []Violation{}
-	for _, path := range paths {
-		if len(p.AllowedPaths) > 0 && !slices.ContainsFunc(p.AllowedPaths, func(g string) bool { return match(g, path) }) {
-			out = append(out, Violation{
-				Type:    ViolationPathNotAllowed,
-				Path:    path,
-				Message: fmt.Sprintf("%s matches none of the allowed patterns of policy %q (%s)", path, p.ID, strings.Join(p.AllowedPaths, ", ")),
-			})
-		}
-		for _, g := range p.ForbiddenPaths {
-			if match(g, path) {
-				out = append(out, Violation{
-					Type:    ViolationPathForbidden,
-					Path:    path,
-					Message: fmt.Sprintf("%s matches the forbidden pattern %q of policy %q", path, g, p.ID),
-				})
-				break
-			}
-		}
-	}
-	return out
 }
 
 func summary(r Result) string {

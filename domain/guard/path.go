@@ -1,7 +1,9 @@
 package guard
 
 import (
+	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -114,8 +116,87 @@ func patternError(p, msg string) *core.Error {
 }
 
 // match reports whether the normalised path matches the normalised
-// pattern.
+// pattern, exactly as spelled (case-sensitive).
 func match(pattern, p string) bool {
 	ok, err := doublestar.Match(pattern, p)
 	return err == nil && ok // patterns were validated: err cannot happen
+}
+
+// MatchForbidden reports whether the normalised path p matches the
+// forbidden glob pattern under the rules that make a forbidden list a
+// security boundary: p matches if it matches as spelled, or if its
+// folded form (see FoldPath) matches the lower-cased pattern. So ".ENV",
+// ".env " (trailing space), ".env." and ".env::$DATA" all match "**/.env".
+func MatchForbidden(pattern, p string) bool {
+	return match(pattern, p) || match(strings.ToLower(pattern), FoldPath(p))
+}
+
+// MatchAllowed reports whether the normalised path p matches the allowed
+// glob pattern. Allowed globs match as spelled (case-sensitive, nothing
+// trimmed): folding would widen what a policy allows, never narrow it.
+func MatchAllowed(pattern, p string) bool { return match(pattern, p) }
+
+// FoldPath returns the form of a normalised path that forbidden globs are
+// also matched against: the names a case-insensitive or Windows file
+// system would treat as the same file collapse into one. Each segment
+// loses an NTFS stream suffix (from the first ':' on, so ".env::$DATA" is
+// ".env") and its trailing spaces and dots (Windows drops them: ".env "
+// and ".env." are ".env"), unless nothing would be left; then the whole
+// path is lower-cased (Unicode simple lower case).
+func FoldPath(p string) string {
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		if j := strings.IndexByte(s, ':'); j > 0 {
+			s = s[:j]
+		}
+		if t := strings.TrimRight(s, " ."); t != "" {
+			s = t
+		}
+		segs[i] = s
+	}
+	return strings.ToLower(strings.Join(segs, "/"))
+}
+
+// pathViolations judges every normalised path under p's allowed and
+// forbidden globs (MatchAllowed, MatchForbidden). When the workspace
+// resolves a path to another real location (a symbolic link on the way),
+// both the spelled and the real path must be allowed and not forbidden; a
+// path that cannot be resolved inside the root is forbidden.
+func pathViolations(p Policy, ws workspace, paths []string) []Violation {
+	out := []Violation{}
+	for _, path := range paths {
+		forms := []string{path}
+		real, moved, err := ws.real(path)
+		if err != nil {
+			out = append(out, Violation{Type: ViolationPathForbidden, Path: path,
+				Message: fmt.Sprintf("%v; policy %q cannot judge it, so it is refused", err, p.ID)})
+			continue
+		}
+		if moved {
+			forms = append(forms, real)
+		}
+		for _, f := range forms {
+			via := ""
+			if f != path {
+				via = fmt.Sprintf(" (the real location of %s, through a symbolic link)", path)
+			}
+			if len(p.AllowedPaths) > 0 && !slices.ContainsFunc(p.AllowedPaths, func(g string) bool { return MatchAllowed(g, f) }) {
+				out = append(out, Violation{Type: ViolationPathNotAllowed, Path: path,
+					Message: fmt.Sprintf("%s%s matches none of the allowed patterns of policy %q (%s)", f, via, p.ID, strings.Join(p.AllowedPaths, ", "))})
+				break
+			}
+		}
+		for _, f := range forms {
+			via := ""
+			if f != path {
+				via = fmt.Sprintf(" (the real location of %s, through a symbolic link)", path)
+			}
+			if i := slices.IndexFunc(p.ForbiddenPaths, func(g string) bool { return MatchForbidden(g, f) }); i >= 0 {
+				out = append(out, Violation{Type: ViolationPathForbidden, Path: path,
+					Message: fmt.Sprintf("%s%s matches the forbidden pattern %q of policy %q", f, via, p.ForbiddenPaths[i], p.ID)})
+				break
+			}
+		}
+	}
+	return out
 }

@@ -6,10 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/mcprt/mcprt/core"
@@ -61,7 +58,7 @@ type Policy struct {
 // Builtin returns the policies that exist without a policies directory.
 // A file in the directory with the same id replaces one of them.
 func Builtin() []Policy {
-	secrets := []string{".git/**", "**/.env", "**/.env.*", "**/*.pem", "**/*.key", "**/id_rsa*", "**/id_ed25519*", "**/secrets/**"}
+	secrets := []string{"**/.git/**", "**/.env", "**/.env.*", "**/*.pem", "**/*.key", "**/id_rsa*", "**/id_ed25519*", "**/secrets/**"}
 	return []Policy{
 		{
 			ID:                "default",
@@ -145,16 +142,17 @@ func normPatterns(id, field string, in []string) ([]string, error) {
 	return out, nil
 }
 
-// LoadDir reads every *.json file of dir (not its subdirectories), one
-// policy per file, sorted by file name. A missing directory holds no
+// LoadDir reads every regular *.json file of dir (not its
+// subdirectories), one policy per file, sorted by file name (see
+// core.JSONFiles: a directory named *.json is skipped, a FIFO or other
+// non-regular file is an error naming it). A missing directory holds no
 // policies. Unknown members, bad globs (INVALID_PATH_PATTERN) and two
 // files with one id are errors naming the file.
 func LoadDir(dir string) ([]Policy, error) {
-	names, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	names, err := core.JSONFiles(dir)
 	if err != nil {
-		return nil, core.Errorf(core.CodeInvalidArgument, "policies directory %q: %v", dir, err)
+		return nil, err // names the directory or the file
 	}
-	sort.Strings(names)
 	if len(names) > MaxPolicies {
 		return nil, core.Errorf(core.CodeResourceExhausted, "policies directory %q has %d policy files; the limit is %d", dir, len(names), MaxPolicies)
 	}
@@ -181,17 +179,9 @@ func loadFile(name string) (Policy, error) {
 		e := core.AsError(err)
 		return Policy{}, core.NewError(e.Code, "policy file "+name+": "+e.Message).WithDetail("file", name)
 	}
-	f, err := os.Open(name)
+	data, err := core.ReadRegularFile(name, MaxPolicyFileBytes)
 	if err != nil {
-		return fail(core.Errorf(core.CodeInternal, "cannot open: %v", err))
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxPolicyFileBytes+1))
-	if err != nil {
-		return fail(core.Errorf(core.CodeInternal, "cannot read: %v", err))
-	}
-	if len(data) > MaxPolicyFileBytes {
-		return fail(core.Errorf(core.CodeInvalidArgument, "is larger than %d bytes", MaxPolicyFileBytes))
+		return Policy{}, err // names the file
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()

@@ -31,6 +31,7 @@ const DefaultListLimit, MaxListLimit = 20, MaxPolicies
 type Service struct {
 	dir      string
 	sessions *session.Service
+	root     string // the workspace root on disk; set before use (SetWorkspaceRoot)
 
 	mu       sync.RWMutex
 	policies map[string]Policy // by id; guarded by mu
@@ -154,7 +155,7 @@ func (s *Service) Check(ctx context.Context, policyID string, changedPaths []str
 			return Result{}, err
 		}
 	}
-	return Check(p, changedPaths)
+	return CheckIn(p, s.root, changedPaths)
 }
 
 // Apply applies an existing policy to an active session:

@@ -5,9 +5,6 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 
@@ -239,15 +236,16 @@ func Bundled() ([]*Definition, error) {
 	return out, nil
 }
 
-// LoadDir reads every *.json file of dir (not its subdirectories), one
-// definition per file, sorted by file name. A missing directory holds no
+// LoadDir reads every regular *.json file of dir (not its
+// subdirectories), one definition per file, sorted by file name (see
+// core.JSONFiles: a directory named *.json is skipped, a FIFO or other
+// non-regular file is an error naming it). A missing directory holds no
 // workflows. Two files with one id are an error naming both.
 func LoadDir(dir string) ([]*Definition, error) {
-	names, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	names, err := core.JSONFiles(dir)
 	if err != nil {
-		return nil, core.Errorf(core.CodeInvalidArgument, "workflows directory %q: %v", dir, err)
+		return nil, err // names the directory or the file
 	}
-	sort.Strings(names)
 	if len(names) > MaxWorkflows {
 		return nil, core.Errorf(core.CodeResourceExhausted, "workflows directory %q has %d files; the limit is %d", dir, len(names), MaxWorkflows)
 	}
@@ -269,16 +267,11 @@ func LoadDir(dir string) ([]*Definition, error) {
 }
 
 func loadFile(name string) (*Definition, error) {
-	f, err := os.Open(name)
+	data, err := core.ReadRegularFile(name, MaxDefinitionBytes+1)
 	if err != nil {
-		return nil, core.Errorf(core.CodeInternal, "workflow %s: cannot open: %v", name, err)
+		return nil, core.NewError(core.CodeInvalidArgument, "workflow "+core.AsError(err).Message).WithDetail("source", name)
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxDefinitionBytes+1))
-	if err != nil {
-		return nil, core.Errorf(core.CodeInternal, "workflow %s: cannot read: %v", name, err)
-	}
-	return Parse(bytes.Clone(data), name)
+	return Parse(data, name)
 }
 
 // Load returns the bundled workflows and those of dir (see LoadDir); a file

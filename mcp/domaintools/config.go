@@ -20,7 +20,8 @@ type StoreConfig struct {
 
 // GuardConfig is the "guard" section of the configuration.
 type GuardConfig struct {
-	PoliciesDir string `json:"policiesDir" help:"Directory of guard policy files (one policy per *.json); empty means {aacp.dataDir}/policies. A missing directory holds none; the built-in policies default and docs-only always exist."`
+	PoliciesDir   string `json:"policiesDir" help:"Directory of guard policy files (one policy per *.json); empty means {aacp.dataDir}/policies. A missing directory holds none; the built-in policies default and docs-only always exist."`
+	WorkspaceRoot string `json:"workspaceRoot" help:"Directory that guard_check's changed paths are relative to; empty means the server's working directory. A changed path that goes through a symbolic link is also judged at its real location, and one that leads outside this directory is forbidden."`
 }
 
 // WorkflowConfig is the "workflow" section of the configuration.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/mcprt/mcprt/core"
@@ -88,6 +89,7 @@ func New(opts Options) (*Domain, error) {
 			Allowed: "a directory of valid guard policy files (*.json), or one that does not exist", Source: source,
 			Reason: core.AsError(err).Message}
 	}
+	d.guard.SetWorkspaceRoot(workspaceRoot(cfg.Guard.WorkspaceRoot))
 	if d.agents, err = newAgents(cfg, dataDir, opts); err != nil {
 		return nil, err
 	}
@@ -275,4 +277,17 @@ func Tool(s toolspec.Spec) mcp.Tool {
 		a.DestructiveHint = mcp.Bool(s.Destructive)
 	}
 	return mcp.Tool{Name: s.Name, Title: s.Title, Description: s.Description, Annotations: a}
+}
+
+// workspaceRoot is guard.workspaceRoot, or the working directory when
+// unset ("" if even that is unknown: paths are then judged as spelled).
+func workspaceRoot(dir string) string {
+	if dir != "" {
+		return dir
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	return wd
 }

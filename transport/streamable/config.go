@@ -46,20 +46,26 @@ type Config struct {
 	ReadTimeoutMs        int    `json:"readTimeoutMs" help:"Longest time to read one request's headers, and then its body, in milliseconds."`
 	WriteTimeoutMs       int    `json:"writeTimeoutMs" help:"Longest time one response body or one stream event may take to write, in milliseconds; a stream whose client stops reading is closed after it."`
 	IdleTimeoutMs        int    `json:"idleTimeoutMs" help:"How long an idle keep-alive connection stays open, in milliseconds."`
+	// MaxConnections and MaxConnectionsPerClient bound the open
+	// connections (conns.go); keep them below the descriptor limit.
+	MaxConnections          int `json:"maxConnections" config:"max=1000000" help:"Most open connections; beyond it the oldest connection serving no request (sending its headers, or idle) is closed to make room, or, when every one is serving a request, the new one gets 503 and is closed. Keep it well below the process's descriptor limit (ulimit -n)."`
+	MaxConnectionsPerClient int `json:"maxConnectionsPerClient" config:"max=1000000" help:"Most open connections from one client address (IP), with the same rule as maxConnections. Clients on one machine share 127.0.0.1."`
 }
 
 // DefaultConfig returns the section's defaults.
 func DefaultConfig() Config {
 	return Config{
-		Addr:                 "127.0.0.1:8080",
-		Path:                 "/mcp",
-		MaxSessions:          100,
-		SessionIdleTimeoutMs: 30 * 60 * 1000,
-		ReplayBufferEvents:   64,
-		ResponseMode:         ResponseAuto,
-		ReadTimeoutMs:        30000,
-		WriteTimeoutMs:       30000,
-		IdleTimeoutMs:        120000,
+		Addr:                    "127.0.0.1:8080",
+		Path:                    "/mcp",
+		MaxSessions:             100,
+		SessionIdleTimeoutMs:    30 * 60 * 1000,
+		ReplayBufferEvents:      64,
+		ResponseMode:            ResponseAuto,
+		ReadTimeoutMs:           30000,
+		WriteTimeoutMs:          30000,
+		IdleTimeoutMs:           120000,
+		MaxConnections:          512,
+		MaxConnectionsPerClient: 256,
 	}
 }
 

@@ -58,8 +58,8 @@ func TestLoadConfigRefusesBadValues(t *testing.T) {
 
 func TestConfigKeysDocumentEveryKey(t *testing.T) {
 	keys := ConfigKeys()
-	if len(keys) != 12 {
-		t.Fatalf("%d keys, want 12", len(keys))
+	if len(keys) != 14 {
+		t.Fatalf("%d keys, want 14", len(keys))
 	}
 	for _, k := range keys {
 		if k.Meaning == "" || k.Env != core.EnvName(k.Path) {

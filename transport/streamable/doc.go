@@ -66,7 +66,8 @@
 // for GET streams and for a POST's stream alike: a call whose client went
 // away runs on (disconnecting does not cancel), and its response waits for
 // resumption. A Last-Event-ID of a stream no longer kept opens a new GET
-// stream; a malformed one gets 400. For sessions of revision 2025-11-25 and
+// stream; one whose sequence that stream never issued replays the stream
+// from the start of what it keeps; a malformed one gets 400. For sessions of revision 2025-11-25 and
 // later, every stream begins with a priming event (an id, a retry delay,
 // empty data), so that a client can resume even before the first message;
 // and a tool may end its request's stream early (Handler.CloseStream), the

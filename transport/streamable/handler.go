@@ -158,6 +158,12 @@ func tokenHash(lookup func(string) (string, bool), name, key string) ([sha256.Si
 		return [sha256.Size]byte{}, false, fmt.Errorf("streamable: %s names %s, which is unset or empty; "+
 			"set it to the token, or set %s to \"\" to go without", key, name, key)
 	}
+	if t := strings.TrimSpace(tok); t != tok {
+		// HTTP strips the spaces around a header value, so such a token
+		// could never match: refuse it rather than lock every client out.
+		return [sha256.Size]byte{}, false, fmt.Errorf("streamable: %s names %s, whose value has spaces or other white space "+
+			"at its start or end, which no Authorization header can carry; remove them from the variable", key, name)
+	}
 	return sha256.Sum256([]byte(tok)), true, nil
 }
 
@@ -209,6 +215,7 @@ func (h *Handler) CloseStream(ctx context.Context, sess *mcp.Session) bool {
 // passes the Host and Origin checks (403) and the bearer-token check
 // (401).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	closeUnlessRead(w, r)
 	if !h.hostAllowed(r.Host) {
 		h.fail(w, nil, http.StatusForbidden, core.CodeUnauthorized, "the Host header "+clipText(r.Host)+
 			" is not allowed (DNS rebinding protection); use localhost, or add the host to transport.http.allowedHosts")
@@ -489,6 +496,12 @@ func (h *Handler) failID(w http.ResponseWriter, s *session, status int, code cor
 		body.Error.Data.CorrelationID = s.sess.CorrelationID()
 	}
 	b, _ := json.Marshal(body) // plain data always encodes
+	if w.Header().Get("Connection") == "close" {
+		// The body was not read whole (closeUnlessRead): make every
+		// further read fail at once, so that net/http does not wait to
+		// discard a body that may never come.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
@@ -515,4 +528,15 @@ func acceptable(r *http.Request, mediaType string) bool {
 		}
 	}
 	return false
+}
+
+// closeUnlessRead marks the answer to a request that has a body with
+// Connection: close until readBody has read that body whole. So every
+// refusal (401, 403, 404, 406, 415, 413, a body that timed out) ends the
+// connection at once: net/http would otherwise wait, with no deadline,
+// to discard a body the client promised and never sent.
+func closeUnlessRead(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+	}
 }

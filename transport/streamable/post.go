@@ -102,6 +102,7 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, s *session) (
 			"); send the message again")
 		return nil, false
 	}
+	w.Header().Del("Connection") // read whole: the connection may be kept (see closeUnlessRead)
 	return body, true
 }
 
@@ -435,6 +436,12 @@ func (s *session) openStream(lastEventID string) (*stream, int64, int, string) {
 				" is not an event id of this server (<stream>-<sequence>); send an id from an event, or none"
 		}
 		if st := s.streams[num]; st != nil {
+			if seq > st.lastIssued() {
+				// An id this stream never issued: resuming after it would
+				// wait for events the client cannot have seen. Replay what
+				// is kept from the start instead.
+				seq = 0
+			}
 			return st, seq, 0, ""
 		}
 		// That stream is no longer kept: nothing can be replayed, serve a

@@ -50,7 +50,14 @@ func (h *Handler) ListenAndServe(ctx context.Context, ready func(net.Addr)) erro
 // server.shutdownTimeoutMs), and the listener and every connection close.
 // It returns nil after a shutdown for ctx, and the error otherwise.
 func (h *Handler) Serve(ctx context.Context, ln net.Listener) error {
+	limiter := newConnLimiter(h.cfg.MaxConnections, h.cfg.MaxConnectionsPerClient)
+	ln = &limitListener{Listener: ln, l: limiter}
 	endpoint := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c := connOf(r.Context()); c != nil {
+			limiter.serving(c, +1)
+			defer limiter.serving(c, -1)
+		}
+		closeUnlessRead(w, r)
 		if r.URL.Path != h.cfg.Path {
 			h.fail(w, nil, http.StatusNotFound, core.CodeNotFound, "no MCP endpoint at "+clipText(r.URL.Path)+
 				"; it is at "+clipText(h.cfg.Path)+" (transport.http.path)")
@@ -63,6 +70,7 @@ func (h *Handler) Serve(ctx context.Context, ln net.Listener) error {
 		ReadHeaderTimeout: h.readTimeout,
 		IdleTimeout:       time.Duration(h.cfg.IdleTimeoutMs) * time.Millisecond,
 		MaxHeaderBytes:    maxHeaderBytes,
+		ConnContext:       withConn,
 		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
 		// No ReadTimeout or WriteTimeout: they would cut long event streams.
 		// Bodies are read, and each write made, under deadlines of their own.
@@ -72,7 +80,8 @@ func (h *Handler) Serve(ctx context.Context, ln net.Listener) error {
 			"may use every tool: set transport.http.authTokenEnvVar", "addr", ln.Addr().String())
 	}
 	h.log.Info("serving MCP over HTTP", "addr", ln.Addr().String(), "path", h.cfg.Path,
-		"auth", h.hasAuth, "maxSessions", h.cfg.MaxSessions)
+		"auth", h.hasAuth, "maxSessions", h.cfg.MaxSessions, "maxConnections", h.cfg.MaxConnections,
+		"maxConnectionsPerClient", h.cfg.MaxConnectionsPerClient)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	timeout := time.Duration(h.srv.Config().Server.ShutdownTimeoutMs) * time.Millisecond

@@ -190,6 +190,14 @@ func (st *stream) cursor() int64 {
 	return st.sent
 }
 
+// lastIssued returns the sequence number of the stream's newest event (0
+// before the first).
+func (st *stream) lastIssued() int64 {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.next - 1
+}
+
 // state is what a consumer sees at one step.
 type state struct {
 	events []event       // events after its cursor, still in the log

@@ -1,0 +1,131 @@
+package main
+
+// Black-box tests of the HTTP transport against hostile and careless
+// clients: bearer-token variables, Last-Event-ID, held connections.
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestHostileNetTokenWithSpacesRefused: a token variable whose value has
+// white space around it could never match an Authorization header, so the
+// server refuses to start and names the variable.
+func TestHostileNetTokenWithSpacesRefused(t *testing.T) {
+	t.Parallel()
+	for _, val := range []string{" secret", "secret ", "\tsecret\n"} {
+		_, stderr, code := runBinary(t, []string{"--http"}, []string{"MCPRT_TRANSPORT_HTTP_ADDR=127.0.0.1:0",
+			"MCPRT_TRANSPORT_HTTP_AUTH_TOKEN_ENV_VAR=HOSTILE_TOKEN", "HOSTILE_TOKEN=" + val, "MCPRT_STORE_DIR=" + t.TempDir()}, "")
+		if code != 78 || !strings.Contains(stderr, "HOSTILE_TOKEN") || !strings.Contains(stderr, "white space") {
+			t.Errorf("token %q: exit %d, want 78 naming HOSTILE_TOKEN and the white space\nstderr:\n%s", val, code, stderr)
+		}
+	}
+}
+
+// TestHostileNetLastEventIDNeverIssued: resuming a GET stream after a
+// sequence it never issued replays it from the start, so the messages that
+// follow still arrive (they used to be held back for good).
+func TestHostileNetLastEventIDNeverIssued(t *testing.T) {
+	t.Parallel()
+	_, url := startNetServer(t, 0)
+	c := newNetClient(t, url, "")
+	first, stop := c.get()
+	priming := first.next(t, netWait, "the priming event of the GET stream")
+	stop()
+	num, _, ok := strings.Cut(priming.id, "-")
+	if !ok || priming.data != "" {
+		t.Fatalf("first event %+v: want a priming event <stream>-0", priming)
+	}
+	c.call(`{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"memory://entries/ns/k"}}`)
+	resumed, stop := c.get("Last-Event-ID", num+"-999999")
+	defer stop()
+	c.call(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_store","arguments":{"namespace":"ns","key":"k","value":1}}}`)
+	deadline := time.Now().Add(netWait)
+	for {
+		ev := resumed.next(t, time.Until(deadline), "resources/updated on the resumed stream")
+		if strings.Contains(ev.data, "notifications/resources/updated") {
+			return
+		}
+	}
+}
+
+// TestHostileNetHeldConnections: connections that promise a body and never
+// send it are answered and closed at once on every refusal (401, 403,
+// 404, 415) and after the body timeout, and silent connections beyond
+// transport.http.maxConnections make room, so none of them exhausts the
+// server's descriptors and an authorised client still gets through.
+func TestHostileNetHeldConnections(t *testing.T) {
+	t.Parallel()
+	const token = "hostile-net-token"
+	_, url := startNetServer(t, 160, "MCPRT_TRANSPORT_HTTP_AUTH_TOKEN_ENV_VAR=HOSTILE_NET_TOKEN", "HOSTILE_NET_TOKEN="+token,
+		"MCPRT_TRANSPORT_HTTP_READ_TIMEOUT_MS=1000", "MCPRT_TRANSPORT_HTTP_MAX_CONNECTIONS=100",
+		"MCPRT_TRANSPORT_HTTP_MAX_CONNECTIONS_PER_CLIENT=100")
+	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp")
+	dial := func() net.Conn {
+		c, err := net.DialTimeout("tcp", addr, netWait)
+		if err != nil {
+			t.Fatalf("dial: %v", err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	// 150 connections that send nothing at all.
+	for range 150 {
+		dial()
+	}
+	auth := "Authorization: Bearer " + token + "\r\n"
+	json := "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+	variants := []struct {
+		status, head string
+	}{
+		{"401", "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n" + json},
+		{"403", "POST /mcp HTTP/1.1\r\nHost: evil.example\r\n" + auth + json},
+		{"404", "POST /elsewhere HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth + json},
+		{"415", "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth + "Content-Type: text/plain\r\n"},
+		{"400", "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth + json}, // the body never comes: read timeout
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 200)
+	for i := range 200 {
+		v := variants[i%len(variants)]
+		c := dial()
+		if _, err := c.Write([]byte(v.head + "Content-Length: 100\r\n\r\n")); err != nil {
+			continue // closed to make room already
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = c.SetReadDeadline(time.Now().Add(netWait))
+			got, err := io.ReadAll(c)
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				errs <- fmt.Sprintf("a POST answered %s was held open for %v (got %q)", v.status, netWait, clip(string(got)))
+				return
+			}
+			if len(got) > 0 && !strings.HasPrefix(string(got), "HTTP/1.1 "+v.status) && !strings.HasPrefix(string(got), "HTTP/1.1 503") {
+				errs <- fmt.Sprintf("want %s (or 503), got %q", v.status, clip(string(got)))
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	n := 0
+	for e := range errs {
+		if n++; n <= 5 {
+			t.Error(e)
+		}
+	}
+	if n > 0 {
+		t.Fatalf("%d connections were held open or misanswered", n)
+	}
+	c := newNetClient(t, url, token)
+	if out := c.call(`{"jsonrpc":"2.0","id":1,"method":"ping"}`); !strings.Contains(out, `"result"`) {
+		t.Fatalf("the authorised client's ping: %s", out)
+	}
+}
