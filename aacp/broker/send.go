@@ -98,7 +98,7 @@ func (b *Broker) Send(ctx context.Context, agentID string, in SendInput) (SendOu
 		envs[i] = e
 		msgs[i] = journal.MessageRecord{
 			MessageID: e.MessageID, RequestID: reqID, Sender: agentID, Receiver: r.AgentID,
-			State: journal.InTransit, At: now, SentAt: now, AckDeadline: now.Add(pol.AckTimeout), ExpiresAt: req.ExpiresAt,
+			State: journal.InTransit, At: now, SentAt: now, ExpiresAt: req.ExpiresAt, // the ack timer starts when it is taken
 		}
 	}
 	var wg sync.WaitGroup
@@ -175,7 +175,7 @@ func (b *Broker) Send(ctx context.Context, agentID string, in SendInput) (SendOu
 				b.put(ctx, l, cur)
 			}
 			if cur.State == journal.InTransit {
-				l.timers.push(timer{due: cur.AckDeadline, requestID: reqID, receiver: m.Receiver, messageID: m.MessageID})
+				l.timers.push(timer{due: cur.ExpiresAt, requestID: reqID, receiver: m.Receiver, messageID: m.MessageID})
 			}
 		}
 		out.Deliveries = append(out.Deliveries, Delivery{AgentID: m.Receiver, MessageID: m.MessageID, Seq: seqs[i], State: cur.State})
@@ -216,6 +216,8 @@ func (b *Broker) checkSend(in *SendInput) error {
 	switch {
 	case in.MessageType == "":
 		return envelope.Errorf(envelope.CodeMissingField, "messageType is missing; want one of %s or CUSTOM_*", strings.Join(envelope.CoreTypes(), ", ")).WithDetail("path", "/messageType")
+	case in.MessageType == TakenType:
+		return envelope.Errorf(envelope.CodeInvalidEnum, "%s is reserved for the broker's own notices; choose another CUSTOM_ type", in.MessageType).WithDetail("path", "/messageType")
 	case in.MessageType == envelope.Ack || in.MessageType == envelope.Nack:
 		return envelope.Errorf(envelope.CodeInvalidEnum, "%s messages are sent by Ack and Nack (aacp_ack, aacp_nack), not by Send", in.MessageType).WithDetail("path", "/messageType")
 	}

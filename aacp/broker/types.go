@@ -178,8 +178,12 @@ type DeliveryStatus struct {
 	Seq       uint64        `json:"seq,omitempty"`
 	State     journal.State `json:"state"`
 	// Retries is how many retransmissions were made.
-	Retries     int       `json:"retries"`
-	AckStatus   string    `json:"ackStatus,omitempty"`
+	Retries   int    `json:"retries"`
+	AckStatus string `json:"ackStatus,omitempty"`
+	// AckDeadline is set once the receiver took the transmission: with
+	// no answer by then it is offered again. Unset while it waits in the
+	// receiver's inbox, where only its ttl can end it.
+	AckDeadline time.Time `json:"ackDeadline,omitzero"`
 	NextRetryAt time.Time `json:"nextRetryAt,omitzero"`
 	LastError   string    `json:"lastError,omitempty"`
 	Code        core.Code `json:"code,omitempty"`

@@ -235,10 +235,11 @@ func TestTwoAgentsInOneProcess(t *testing.T) {
 	c.fails("aacp_receive", `{"agentId":"../x"}`, string(envelope.CodeInvalidReceiver))
 }
 
-// Timing through the broker's manual clock: no answer within the
-// configured timeout → retries → FAILED → dead letter and an
-// ERROR_REPORT to the sender; requeue sends it again.
-func TestTimeoutRetriesDeadLetterRequeue(t *testing.T) {
+// Timing through the broker's manual clock: a message nobody takes is
+// not late; once taken and left unanswered it is re-offered; its ttl
+// alone fails it → dead letter and one ERROR_REPORT to the sender; an
+// expired message cannot be requeued.
+func TestInboxPacedTimeoutDeadLetter(t *testing.T) {
 	clock := core.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	var b *broker.Broker
 	open := func(o broker.Options) (*broker.Broker, error) {
@@ -251,19 +252,36 @@ func TestTimeoutRetriesDeadLetterRequeue(t *testing.T) {
 	cfg.AckTimeoutMs, cfg.MaxRetries, cfg.RetryBaseMs = 1000, 1, 100
 	c := newClient(t, newService(t, cfg, open), core.ModeFull)
 	c.ok("aacp_register_agent", `{"agentId":"impl","type":"Implementation"}`)
-	sent := c.ok("aacp_send", `{"receiver":{"agentId":"impl"},"messageType":"CUSTOM_PING","payload":{"n":1}}`)
+	sent := c.ok("aacp_send", `{"receiver":{"agentId":"impl"},"messageType":"CUSTOM_PING","payload":{"n":1},"ttlSeconds":30}`)
 	ctx := context.Background()
-	for range 4 { // timeout, backoff, retry's timeout: FAILED
-		clock.Advance(time.Second)
+	step := func(d time.Duration) {
+		t.Helper()
+		clock.Advance(d)
 		if _, err := b.RetryDue(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if err := b.Pump(ctx); err != nil {
-			t.Fatal(err)
-		}
 	}
-	st := c.ok("aacp_status", `{"requestId":"`+sent["requestId"].(string)+`"}`)
-	if st["state"] != "FAILED" || st["outcome"] != "FAILED" {
+	status := func() map[string]any {
+		return c.ok("aacp_status", `{"requestId":"`+sent["requestId"].(string)+`"}`)
+	}
+	step(20 * time.Second) // untaken: not late
+	if st := status(); st["state"] != "IN_TRANSIT" {
+		t.Fatalf("untaken after 20s: %v, want IN_TRANSIT", st)
+	}
+	got := c.ok("aacp_receive", `{"agentId":"impl"}`)["messages"].([]any)
+	if len(got) != 1 {
+		t.Fatalf("impl received %v", got)
+	}
+	step(0)
+	step(time.Second)            // taken, unanswered past the timeout
+	step(200 * time.Millisecond) // re-offered
+	again := c.ok("aacp_receive", `{"agentId":"impl"}`)["messages"].([]any)
+	if len(again) != 1 || again[0].(map[string]any)["redelivered"] != true {
+		t.Fatalf("re-offer %v, want the message again, redelivered", again)
+	}
+	step(10 * time.Second) // past the ttl: FAILED
+	step(time.Minute)
+	if st := status(); st["state"] != "FAILED" || st["outcome"] != "FAILED" {
 		t.Fatalf("status %v, want FAILED", st)
 	}
 	dl := c.ok("aacp_dead_letters", `{}`)
@@ -275,11 +293,8 @@ func TestTimeoutRetriesDeadLetterRequeue(t *testing.T) {
 	if len(reports) != 1 || reports[0].(map[string]any)["sender"].(map[string]any)["agentId"] != envelope.SystemAgentID {
 		t.Fatalf("the sender got %v, want one ERROR_REPORT from %s", reports, envelope.SystemAgentID)
 	}
-	re := c.ok("aacp_requeue", `{"messageId":"`+letters[0].(map[string]any)["messageId"].(string)+`"}`)
-	if re["requestId"] != sent["requestId"] || re["state"] != "IN_TRANSIT" {
-		t.Fatalf("requeue %v, want request %v IN_TRANSIT", re, sent["requestId"])
-	}
-	c.fails("aacp_requeue", `{"messageId":"`+letters[0].(map[string]any)["messageId"].(string)+`"}`, "NOT_FOUND")
+	c.fails("aacp_ack", `{"agentId":"impl","messageId":"`+again[0].(map[string]any)["messageId"].(string)+`","status":"processed"}`, string(envelope.CodeTimeout))
+	c.fails("aacp_requeue", `{"messageId":"`+letters[0].(map[string]any)["messageId"].(string)+`"}`, string(envelope.CodeTimeout))
 }
 
 func TestNewRejectsBadConfig(t *testing.T) {
