@@ -219,12 +219,14 @@ func (b *Broker) RegisterAgent(ctx context.Context, agentID string, in RegisterI
 	} else {
 		l.setType(in.Type)
 	}
-	if err := b.store.PutAgent(ctx, rec); err != nil {
-		return RegisterOutput{}, envelope.Errorf(envelope.CodeChannelUnavailable, "register agent %q: %w", agentID, err)
+	if !in.Unlisted {
+		if err := b.store.PutAgent(ctx, rec); err != nil {
+			return RegisterOutput{}, envelope.Errorf(envelope.CodeChannelUnavailable, "register agent %q: %w", agentID, err)
+		}
+		b.mu.Lock()
+		b.registry[agentID] = rec
+		b.mu.Unlock()
 	}
-	b.mu.Lock()
-	b.registry[agentID] = rec
-	b.mu.Unlock()
 	return RegisterOutput{
 		AgentID: agentID, Type: in.Type, ProtocolVersion: version,
 		PendingOutbound: len(l.ledger.Unacknowledged("")), QueuedInbound: l.queued(),

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -270,7 +271,11 @@ func (b *Broker) route(ctx context.Context, sender string, r Receiver) ([]journa
 		}
 		switch {
 		case len(out) == 0:
-			return nil, envelope.Errorf(envelope.CodeAgentNotFound, "no registered agent matches the broadcast to type %q (registered: %s); register one first or address another type", typeName(r.Type), listIDs(recs))
+			who := "no agent other than the sender " + strconv.Quote(sender) + " is registered"
+			if r.Type != "" && r.Type != envelope.AnyType {
+				who = "no agent of type " + string(r.Type) + " other than the sender " + strconv.Quote(sender) + " is registered"
+			}
+			return nil, envelope.Errorf(envelope.CodeAgentNotFound, "the broadcast to agentId \"*\" reached no one: %s (registered agent ids: %s); nothing was sent. Send to a registered agent id, or wait until another agent registers", who, listIDs(recs)).WithDetail("path", "/receiver/agentId")
 		case len(out) > maxBroadcast:
 			return nil, envelope.Errorf(envelope.CodeInvalidReceiver, "the broadcast would reach %d agents; the limit is %d: narrow it by type", len(out), maxBroadcast)
 		}
@@ -294,13 +299,6 @@ func (b *Broker) route(ctx context.Context, sender string, r Receiver) ([]journa
 		return nil, envelope.Errorf(envelope.CodeInvalidReceiver, "agent %q is registered as %s, not %s; fix receiver.type or leave it out", r.AgentID, a.Type, r.Type).WithDetail("path", "/receiver/type")
 	}
 	return []journal.AgentRecord{a}, nil
-}
-
-func typeName(t envelope.AgentType) string {
-	if t == "" {
-		return "*"
-	}
-	return string(t)
 }
 
 // listIDs names up to 10 agents.

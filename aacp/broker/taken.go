@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/mcprt/mcprt/aacp/envelope"
 	"github.com/mcprt/mcprt/aacp/journal"
@@ -90,4 +91,36 @@ func (b *Broker) onTaken(ctx context.Context, l *local, env *envelope.Envelope) 
 		b.put(ctx, l, next)
 		l.timers.push(timer{due: next.AckDeadline, requestID: next.RequestID, receiver: next.Receiver, messageID: next.MessageID})
 	}
+}
+
+// Notify puts a notice of messageType (a CUSTOM_* type) with payload into
+// the inbox of the registered agent receiver, from the broker itself
+// (envelope.SystemAgentID): it needs no answer and is never retried. It
+// returns once the notice is durable. Errors: E_ROUTING_001 for an agent
+// that is not registered, E_VALIDATION_* for a bad type or payload,
+// E_ROUTING_003 when the channel cannot be written.
+func (b *Broker) Notify(ctx context.Context, receiver, messageType string, payload json.RawMessage) error {
+	if !envelope.IsCustomType(messageType) || messageType == TakenType {
+		return envelope.Errorf(envelope.CodeInvalidEnum, "a notice's type must be CUSTOM_*, not %q", messageType)
+	}
+	to, err := b.route(ctx, envelope.SystemAgentID, Receiver{AgentID: receiver})
+	if err != nil {
+		return err
+	}
+	now := b.now()
+	id := b.ids.NewID()
+	env := envelope.Envelope{
+		Version: envelope.Version, MessageID: id, RequestID: id, Timestamp: envelope.FormatTime(now),
+		Sender: envelope.Agent{AgentID: envelope.SystemAgentID, Type: envelope.AdHoc}, Receiver: envelope.Agent{AgentID: receiver, Type: to[0].Type},
+		MessageType: messageType, Priority: envelope.Normal, Payload: payload, Metadata: envelope.Metadata{TTL: int64(b.ttl / time.Second)},
+	}
+	enc, err := b.v.Encode(nil, &env)
+	if err != nil {
+		return err
+	}
+	_ = enc // validated; the store encodes it again
+	if _, err := b.store.Append(ctx, &env); err != nil {
+		return envelope.Errorf(envelope.CodeChannelUnavailable, "write the notice to %q: %w", receiver, err)
+	}
+	return nil
 }

@@ -24,6 +24,10 @@ type RegisterInput struct {
 	SupportedVersions []string `json:"supportedVersions,omitempty"`
 	// Capabilities are free-form (message types the agent handles, say).
 	Capabilities []string `json:"capabilities,omitempty"`
+	// Unlisted hosts the agent without writing it to the shared registry:
+	// it can send, and receive the answers to what it sends, but no one
+	// can address it. A process's made-up default id is hosted so.
+	Unlisted bool `json:"-"`
 }
 
 // RegisterOutput is the result of RegisterAgent.

@@ -1,6 +1,7 @@
 package aacptools
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -139,9 +140,28 @@ func testConfig(dir, agent string) core.AACPConfig {
 	return c
 }
 
+// untyped reports every property schema under schema without a "type".
+func untyped(t *testing.T, tool, path string, schema any) {
+	t.Helper()
+	m, _ := schema.(map[string]any)
+	if m == nil {
+		return
+	}
+	if _, ok := m["type"]; !ok {
+		t.Errorf("%s: the schema at %q declares no type", tool, cmp.Or(path, "/"))
+	}
+	props, _ := m["properties"].(map[string]any)
+	for k, v := range props {
+		untyped(t, tool, path+"/"+k, v)
+	}
+	if items, ok := m["items"]; ok {
+		untyped(t, tool, path+"/items", items)
+	}
+}
+
 func TestToolsListedWithTruthfulAnnotations(t *testing.T) {
-	readOnly := []string{"aacp_agents", "aacp_dead_letters", "aacp_receive", "aacp_status"}
-	writing := []string{"aacp_ack", "aacp_nack", "aacp_register_agent", "aacp_requeue", "aacp_send"}
+	readOnly := []string{"aacp_agents", "aacp_dead_letters", "aacp_peek", "aacp_status"}
+	writing := []string{"aacp_ack", "aacp_heartbeat", "aacp_nack", "aacp_receive", "aacp_register_agent", "aacp_requeue", "aacp_send"}
 	for _, tc := range []struct {
 		mode string
 		want []string
@@ -163,8 +183,9 @@ func TestToolsListedWithTruthfulAnnotations(t *testing.T) {
 				if ro := ann["readOnlyHint"] == true; ro != slices.Contains(readOnly, name) {
 					t.Errorf("%s: readOnlyHint %v", name, ann["readOnlyHint"])
 				}
-				if tl["inputSchema"] == nil || tl["outputSchema"] == nil {
-					t.Errorf("%s: missing input or output schema", name)
+				withOut := !slices.Contains([]string{"aacp_receive", "aacp_peek", "aacp_status", "aacp_dead_letters"}, name)
+				if tl["inputSchema"] == nil || (tl["outputSchema"] == nil) == withOut {
+					t.Errorf("%s: input schema %v, output schema %v; want an input schema, and an output schema unless it lists envelopes", name, tl["inputSchema"] != nil, tl["outputSchema"] != nil)
 				}
 				if name == "aacp_nack" && ann["destructiveHint"] != true {
 					t.Errorf("aacp_nack: destructiveHint %v, want true", ann["destructiveHint"])
@@ -172,6 +193,15 @@ func TestToolsListedWithTruthfulAnnotations(t *testing.T) {
 			}
 			if !slices.Equal(names, tc.want) {
 				t.Errorf("tools %v, want %v", names, tc.want)
+			}
+			// The whole aacp listing fits a model's budget, and every
+			// argument says its JSON type (schema-driven clients need it).
+			if raw, _ := json.Marshal(tools); len(raw) > 12<<10 {
+				t.Errorf("the aacp tools take %d bytes of tools/list, want at most 12 KiB", len(raw))
+			}
+			for _, x := range tools {
+				tl := x.(map[string]any)
+				untyped(t, tl["name"].(string), "", tl["inputSchema"])
 			}
 			if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("listing the tools created the data directory (%v)", err)
@@ -207,7 +237,9 @@ func TestTwoAgentsInOneProcess(t *testing.T) {
 	c := newClient(t, svc, core.ModeFull)
 	c.ok("aacp_register_agent", `{"type":"Manager"}`)
 	c.ok("aacp_register_agent", `{"agentId":"impl","type":"Implementation","capabilities":["TASK_ASSIGNMENT"]}`)
-	sent := c.ok("aacp_send", `{"receiver":{"agentId":"impl","type":"Implementation"},"messageType":"TASK_ASSIGNMENT",
+	// The session's identity is now impl (its last registration); it
+	// still holds mgr and may act for it by name.
+	sent := c.ok("aacp_send", `{"agentId":"mgr","receiver":{"agentId":"impl","type":"Implementation"},"messageType":"TASK_ASSIGNMENT",
 		"payload":{"taskId":"t1","taskRef":"T1","taskDescription":"write it","memoryLogPath":"m.md","executionType":"single-step"}}`)
 	msgs := c.ok("aacp_receive", `{"agentId":"impl","waitMs":5000}`)["messages"].([]any)
 	if len(msgs) != 1 {
@@ -221,14 +253,14 @@ func TestTwoAgentsInOneProcess(t *testing.T) {
 	// The ACK reaches mgr's side through the journal; status follows.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		st := c.ok("aacp_status", `{"requestId":"`+sent["requestId"].(string)+`"}`)
+		st := c.ok("aacp_status", `{"agentId":"mgr","requestId":"`+sent["requestId"].(string)+`"}`)
 		if st["outcome"] == "COMPLETED" {
 			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("status %v, want outcome COMPLETED", st)
 		}
-		c.ok("aacp_receive", `{"waitMs":20}`) // reads mgr's inbox (the ACK)
+		c.ok("aacp_receive", `{"agentId":"mgr","waitMs":20}`) // reads mgr's inbox (the ACK)
 	}
 	// Acting for an agent this process does not host.
 	c.fails("aacp_receive", `{"agentId":"ghost"}`, string(envelope.CodeAgentNotFound))
