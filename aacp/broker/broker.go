@@ -288,6 +288,32 @@ func (b *Broker) UnregisterAgent(ctx context.Context, agentID string) error {
 	return errors.Join(err, l.shutdown())
 }
 
+// Retire removes agentID, which no process hosts, from the registry:
+// later sends to it fail with E_ROUTING_001 until it registers again.
+// Its ledger and channels stay on disk until they expire. An agent some
+// process hosts is refused (E_ROUTING_003).
+func (b *Broker) Retire(ctx context.Context, agentID string) error {
+	if err := envelope.CheckAgentID(agentID); err != nil {
+		return err
+	}
+	recs, err := b.refreshRegistry(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		if r.AgentID == agentID && r.Online {
+			return envelope.Errorf(envelope.CodeChannelUnavailable, "agent %q is hosted by a process (pid %d); it cannot be retired while hosted", agentID, r.PID)
+		}
+	}
+	if err := b.store.PutAgent(ctx, journal.AgentRecord{AgentID: agentID, Removed: true, RegisteredAt: b.now()}); err != nil {
+		return envelope.Errorf(envelope.CodeChannelUnavailable, "retire agent %q: %w", agentID, err)
+	}
+	b.mu.Lock()
+	delete(b.registry, agentID)
+	b.mu.Unlock()
+	return nil
+}
+
 // Release stops hosting agentID without unregistering it: messages to it
 // keep arriving in its channels, and another process (or this one) may
 // host it next and take them.

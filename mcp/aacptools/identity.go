@@ -86,11 +86,8 @@ func (s *Service) agents(ctx context.Context, b *broker.Broker) ([]AgentPresence
 		if !ok || seen.Before(a.RegisteredAt) {
 			seen = a.RegisteredAt
 		}
-		if !a.Online && now.Sub(seen) >= s.staleAfter {
-			if err := s.retire(ctx, b, a.AgentID); err != nil {
-				return nil, err
-			}
-			continue
+		if !a.Online && now.Sub(seen) >= s.staleAfter && s.retire(ctx, b, a.AgentID) == nil {
+			continue // retired (one that came back meanwhile is listed)
 		}
 		list = append(list, AgentPresence{AgentInfo: a, Presence: s.grade(a.Online, seen), LastSeen: seen, Status: rec.Status, Note: rec.Note})
 	}
@@ -113,8 +110,8 @@ func (s *Service) grade(hosted bool, seen time.Time) string {
 
 // retire removes an agent no one hosts from the registry.
 func (s *Service) retire(ctx context.Context, b *broker.Broker, agentID string) error {
-	if err := b.Store().PutAgent(ctx, retiredRecord(agentID, s.now())); err != nil {
-		return envelope.Errorf(envelope.CodeChannelUnavailable, "retire the stale agent %q: %w", agentID, err)
+	if err := b.Retire(ctx, agentID); err != nil {
+		return fmt.Errorf("retire the stale agent %q: %w", agentID, err)
 	}
 	s.presence.remove(agentID)
 	return nil

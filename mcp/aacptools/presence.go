@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcprt/mcprt/aacp/journal"
 	"github.com/mcprt/mcprt/core"
 )
 
@@ -217,9 +216,4 @@ func (p *presence) close() {
 		close(p.stop)
 		<-p.done
 	}
-}
-
-// retiredRecord is the registry record that retires agentID.
-func retiredRecord(agentID string, now time.Time) journal.AgentRecord {
-	return journal.AgentRecord{AgentID: agentID, Removed: true, RegisteredAt: now}
 }
