@@ -136,6 +136,10 @@ type AACPConfig struct {
 	AckTimeoutMs int `json:"ackTimeoutMs" config:"min=0" help:"Acknowledgement timeout of every message type, in milliseconds; 0 keeps the protocol's per-type table (TASK_ASSIGNMENT 30s, TASK_UPDATE 15s, ...)."`
 	MaxRetries   int `json:"maxRetries" config:"min=0,max=100" help:"Retransmissions after the first when aacp.ackTimeoutMs is set."`
 	RetryBaseMs  int `json:"retryBaseMs" help:"Wait before the first retry when aacp.ackTimeoutMs is set, in milliseconds; each later retry waits twice as long, with jitter."`
+	// IdleAfterMs and StaleAfterMs grade an agent's presence by the time
+	// since its last tool call or heartbeat.
+	IdleAfterMs  int `json:"idleAfterMs" config:"min=1" help:"An agent whose session is open but that made no tool call or heartbeat for this long shows idle, in milliseconds."`
+	StaleAfterMs int `json:"staleAfterMs" config:"min=1" help:"An agent silent for this long shows stale (its session open) or is retired from the registry (its session gone), in milliseconds."`
 }
 
 // Mode values of server.mode: which tools a server admits.
@@ -202,7 +206,7 @@ func DefaultConfig(version string) Config {
 				"authorization", "bearer", "session", "cookie"},
 		},
 		AACP: AACPConfig{DefaultTTLMs: 86400000, DataDir: ".mcprt", AgentType: "AdHoc", Fsync: "always",
-			MaxRetries: 3, RetryBaseMs: 1000},
+			MaxRetries: 3, RetryBaseMs: 1000, IdleAfterMs: 120000, StaleAfterMs: 900000},
 		Stateless: StatelessConfig{RequestStateTTLMs: 600000, CacheScope: "private"},
 	}
 }

@@ -80,7 +80,7 @@ func TestDefaultConfig(t *testing.T) {
 			"authorization", "bearer", "session", "cookie"}, MaxBufferBytes: 1048576},
 		Security: SecurityConfig{DynamicRegistrationEnabled: false, AllowArbitraryCodeTools: false},
 		AACP: AACPConfig{DefaultTTLMs: 86400000, DataDir: ".mcprt", AgentID: "", AgentType: "AdHoc", Fsync: "always",
-			AckTimeoutMs: 0, MaxRetries: 3, RetryBaseMs: 1000},
+			AckTimeoutMs: 0, MaxRetries: 3, RetryBaseMs: 1000, IdleAfterMs: 120000, StaleAfterMs: 900000},
 		Stateless: StatelessConfig{RequestStateKeyEnvVar: "", RequestStateTTLMs: 600000, ListTTLMs: 0, ReadTTLMs: 0, CacheScope: "private"},
 	}
 	if got := DefaultConfig("1.2.3"); !reflect.DeepEqual(got, want) {
@@ -156,6 +156,8 @@ var keyCases = []struct {
 	{"aacp.ackTimeoutMs", `250`, "250", func(c *Config) { c.AACP.AckTimeoutMs = 250 }},
 	{"aacp.maxRetries", `0`, "0", func(c *Config) { c.AACP.MaxRetries = 0 }},
 	{"aacp.retryBaseMs", `16`, "16", func(c *Config) { c.AACP.RetryBaseMs = 16 }},
+	{"aacp.idleAfterMs", `5000`, "5000", func(c *Config) { c.AACP.IdleAfterMs = 5000 }},
+	{"aacp.staleAfterMs", `60000`, "60000", func(c *Config) { c.AACP.StaleAfterMs = 60000 }},
 	{"stateless.requestStateKeyEnvVar", `"STATE_KEY"`, "STATE_KEY", func(c *Config) { c.Stateless.RequestStateKeyEnvVar = "STATE_KEY" }},
 	{"stateless.requestStateTtlMs", `5000`, "5000", func(c *Config) { c.Stateless.RequestStateTTLMs = 5000 }},
 	{"stateless.listTtlMs", `60000`, "60000", func(c *Config) { c.Stateless.ListTTLMs = 60000 }},
@@ -204,7 +206,7 @@ func TestConfigAllKeysInOneFile(t *testing.T) {
 	"logging":{"level":"debug","redactKeys":["jwt"," x y "],"maxBufferBytes":82},
 	"security":{"dynamicRegistrationEnabled":true,"allowArbitraryCodeTools":false},
 	"aacp":{"defaultTtlMs":9007199254740991,"dataDir":"/var/lib/mcprt","agentId":"manager_001","agentType":"Manager","fsync":"batch",
-	  "ackTimeoutMs":250,"maxRetries":0,"retryBaseMs":16},
+	  "ackTimeoutMs":250,"maxRetries":0,"retryBaseMs":16,"idleAfterMs":5000,"staleAfterMs":60000},
 	"stateless":{"requestStateKeyEnvVar":"STATE_KEY","requestStateTtlMs":5000,"listTtlMs":60000,"readTtlMs":1000,"cacheScope":"public"}}`
 	want := DefaultConfig("v1")
 	for _, tc := range keyCases {
@@ -318,6 +320,8 @@ func TestEnvName(t *testing.T) {
 		"aacp.ackTimeoutMs":                   "MCPRT_AACP_ACK_TIMEOUT_MS",
 		"aacp.maxRetries":                     "MCPRT_AACP_MAX_RETRIES",
 		"aacp.retryBaseMs":                    "MCPRT_AACP_RETRY_BASE_MS",
+		"aacp.idleAfterMs":                    "MCPRT_AACP_IDLE_AFTER_MS",
+		"aacp.staleAfterMs":                   "MCPRT_AACP_STALE_AFTER_MS",
 		// Beyond the keys: acronyms and digits.
 		"a.maxHTTPBytes": "MCPRT_A_MAX_HTTP_BYTES",
 		"a.b2cId":        "MCPRT_A_B2C_ID",

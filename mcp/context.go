@@ -56,3 +56,14 @@ func Logger(ctx context.Context) *slog.Logger {
 	}
 	return slog.New(slog.DiscardHandler)
 }
+
+// SessionOf returns the session of the tools/call whose handler context
+// ctx is (also in an AuditSink's Enter and Exit), or nil outside a call.
+// Tools keep per-session state keyed by it and learn of the session's end
+// from its Done channel.
+func SessionOf(ctx context.Context) *Session {
+	if ci := callInfoFrom(ctx); ci != nil {
+		return ci.session
+	}
+	return nil
+}

@@ -67,6 +67,13 @@ func (b *Broker) answer(ctx context.Context, agentID, messageID string, rec jour
 		return AnswerOutput{}, core.Errorf(core.CodeNotFound, "agent %q has no message %q waiting for an answer (unknown, already processed or NACKed, or expired); answer the ids Receive returned", agentID, messageID)
 	}
 	env := it.env
+	if exp := env.ExpiresAt(); expiredAt(exp, now) {
+		l.forget(it)
+		l.mu.Unlock()
+		return AnswerOutput{}, envelope.Errorf(envelope.CodeTimeout,
+			"message %q expired at %s (its ttl), so its delivery FAILED and the sender %q was told so; it can no longer be answered: do not act on it, or ask %q to send it again",
+			messageID, exp.Format(envelope.TimestampLayout), env.Sender.AgentID, env.Sender.AgentID).WithDetail("path", "/messageId")
+	}
 	rec.Sender, rec.RequestID, rec.MessageID, rec.At = env.Sender.AgentID, env.RequestID, messageID, now
 	rec.ExpiresAt = env.ExpiresAt()
 	for _, s := range it.seqs {

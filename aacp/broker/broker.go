@@ -219,12 +219,14 @@ func (b *Broker) RegisterAgent(ctx context.Context, agentID string, in RegisterI
 	} else {
 		l.setType(in.Type)
 	}
-	if err := b.store.PutAgent(ctx, rec); err != nil {
-		return RegisterOutput{}, envelope.Errorf(envelope.CodeChannelUnavailable, "register agent %q: %w", agentID, err)
+	if !in.Unlisted {
+		if err := b.store.PutAgent(ctx, rec); err != nil {
+			return RegisterOutput{}, envelope.Errorf(envelope.CodeChannelUnavailable, "register agent %q: %w", agentID, err)
+		}
+		b.mu.Lock()
+		b.registry[agentID] = rec
+		b.mu.Unlock()
 	}
-	b.mu.Lock()
-	b.registry[agentID] = rec
-	b.mu.Unlock()
 	return RegisterOutput{
 		AgentID: agentID, Type: in.Type, ProtocolVersion: version,
 		PendingOutbound: len(l.ledger.Unacknowledged("")), QueuedInbound: l.queued(),
@@ -284,6 +286,32 @@ func (b *Broker) UnregisterAgent(ctx context.Context, agentID string) error {
 	b.mu.Unlock()
 	err = b.store.PutAgent(ctx, journal.AgentRecord{AgentID: agentID, Removed: true, RegisteredAt: b.now()})
 	return errors.Join(err, l.shutdown())
+}
+
+// Retire removes agentID, which no process hosts, from the registry:
+// later sends to it fail with E_ROUTING_001 until it registers again.
+// Its ledger and channels stay on disk until they expire. An agent some
+// process hosts is refused (E_ROUTING_003).
+func (b *Broker) Retire(ctx context.Context, agentID string) error {
+	if err := envelope.CheckAgentID(agentID); err != nil {
+		return err
+	}
+	recs, err := b.refreshRegistry(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		if r.AgentID == agentID && r.Online {
+			return envelope.Errorf(envelope.CodeChannelUnavailable, "agent %q is hosted by a process (pid %d); it cannot be retired while hosted", agentID, r.PID)
+		}
+	}
+	if err := b.store.PutAgent(ctx, journal.AgentRecord{AgentID: agentID, Removed: true, RegisteredAt: b.now()}); err != nil {
+		return envelope.Errorf(envelope.CodeChannelUnavailable, "retire agent %q: %w", agentID, err)
+	}
+	b.mu.Lock()
+	delete(b.registry, agentID)
+	b.mu.Unlock()
+	return nil
 }
 
 // Release stops hosting agentID without unregistering it: messages to it

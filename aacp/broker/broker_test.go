@@ -60,18 +60,18 @@ func TestSendReceiveAckComplete(t *testing.T) {
 	if _, err := r.b.Ack(r.ctx, "impl_1", AckInput{MessageID: m.MessageID, Status: "processed"}); codeOf(err) != core.CodeNotFound {
 		t.Errorf("Ack after processed = %v", err)
 	}
-	// The cumulative ack: a message from impl_1 back carries ack 1... no:
-	// manager received impl_1's two ACKs (seq 1, 2) on impl_1→manager.
+	// The cumulative ack: manager received impl_1's taken notice and two
+	// ACKs (seq 1, 2, 3) on impl_1→manager.
 	back := r.send("impl_1", "manager", SendInput{})
 	_ = back
 	got := r.receive("manager", 10)
-	if len(got) != 1 || got[0].Seq != 3 {
+	if len(got) != 1 || got[0].Seq != 4 {
 		t.Fatalf("manager received %+v", got)
 	}
 	reply := r.send("manager", "impl_1", SendInput{})
 	msgs = r.receive("impl_1", 10)
-	if len(msgs) != 1 || msgs[0].Ack != 3 || msgs[0].MessageID != reply.MessageID {
-		t.Errorf("cumulative ack in %+v, want 3", msgs)
+	if len(msgs) != 1 || msgs[0].Ack != 4 || msgs[0].MessageID != reply.MessageID {
+		t.Errorf("cumulative ack in %+v, want 4", msgs)
 	}
 }
 
@@ -156,41 +156,58 @@ func TestRegisterRules(t *testing.T) {
 	}
 }
 
-func TestTimeoutsRetriesDeadLetterAndRequeue(t *testing.T) {
+func TestInboxPacedDeliveryReofferAndTTL(t *testing.T) {
 	r := newRig(t, Options{Policies: map[string]RetryPolicy{"CUSTOM_*": {AckTimeout: 10 * time.Second, MaxRetries: 2, BaseBackoff: time.Second}}})
 	r.register("a", envelope.Manager)
 	r.register("b", envelope.Implementation)
-	out := r.send("a", "b", SendInput{})
+	out := r.send("a", "b", SendInput{TTLSeconds: 600})
+	// Waiting in an inbox nobody took is not late, however long.
+	if n := r.advance(5 * time.Minute); n != 0 {
+		t.Fatalf("acted %d times on a message nobody took", n)
+	}
+	if st := r.status("a", out.RequestID); st.State != journal.InTransit || st.Deliveries[0].Retries != 0 {
+		t.Fatalf("after 5 minutes untaken: %+v", st)
+	}
+	first := r.receive("b", 10)
+	if len(first) != 1 || first[0].MessageID != out.MessageID || first[0].Redelivered {
+		t.Fatalf("the late taker got %+v, want the one transmission", first)
+	}
+	r.advance(0) // the sender reads the taken notice
+	// Taken: the ack timer runs from now. Each time the taken message is
+	// left unanswered past the timeout it is re-offered, with no budget.
 	if n := r.advance(9 * time.Second); n != 0 {
-		t.Fatalf("acted %d times before the deadline", n)
+		t.Fatalf("acted %d times before the ack deadline", n)
 	}
-	r.advance(time.Second) // deadline: retry scheduled in 1s
+	last := first[0]
+	for round := 1; round <= 4; round++ { // more rounds than MaxRetries
+		r.advance(time.Second) // ack deadline: re-offer scheduled
+		if st := r.status("a", out.RequestID); st.State != journal.Pending {
+			t.Fatalf("round %d, after the ack timeout: %+v", round, st)
+		}
+		r.advance(time.Minute) // the backoff has passed: re-offered
+		again := r.receive("b", 10)
+		if len(again) != 1 || !again[0].Redelivered || again[0].RequestID != out.RequestID || again[0].MessageID == last.MessageID ||
+			again[0].Metadata.RetryCount != round {
+			t.Fatalf("round %d re-offer: %+v", round, again)
+		}
+		last = again[0]
+		r.advance(0)
+		r.advance(9 * time.Second)
+	}
+	if st := r.status("a", out.RequestID); st.State == journal.Failed {
+		t.Fatalf("FAILED before the ttl: %+v", st)
+	}
+	// The ttl ends it: FAILED, one dead letter, one ERROR_REPORT, however
+	// long the clock runs on.
+	r.advance(10 * time.Minute)
+	r.advance(time.Hour)
 	st := r.status("a", out.RequestID)
-	if st.State != journal.Pending || st.Deliveries[0].NextRetryAt != t0.Add(11*time.Second) {
-		t.Fatalf("after the first timeout: %+v", st)
-	}
-	r.advance(time.Second) // retry 1
-	st = r.status("a", out.RequestID)
-	d := st.Deliveries[0]
-	if d.State != journal.InTransit || d.Retries != 1 || d.MessageID == out.MessageID || d.Seq != 2 {
-		t.Fatalf("after the first retry: %+v", d)
-	}
-	r.advance(10 * time.Second) // timeout; next retry in 2s
-	r.advance(2 * time.Second)  // retry 2
-	r.advance(10 * time.Second) // timeout: budget spent
-	st = r.status("a", out.RequestID)
 	if st.State != journal.Failed || st.Outcome != journal.OutcomeFailed || st.Deliveries[0].Code != envelope.CodeTimeout || st.Error == nil {
-		t.Fatalf("after the last timeout: %+v", st)
+		t.Fatalf("after the ttl: %+v", st)
 	}
-	// The receiver got three transmissions of one request: one message.
-	msgs := r.receive("b", 10)
-	if len(msgs) != 1 || msgs[0].MessageID != out.MessageID {
-		t.Fatalf("receiver got %+v", msgs)
-	}
-	// The sender got an ERROR_REPORT from the broker.
 	reports := r.receive("a", 10)
 	if len(reports) != 1 || reports[0].MessageType != envelope.ErrorReport || reports[0].Sender.AgentID != envelope.SystemAgentID {
-		t.Fatalf("sender got %+v", reports)
+		t.Fatalf("sender got %+v, want one ERROR_REPORT", reports)
 	}
 	var rep map[string]any
 	json.Unmarshal(reports[0].Payload, &rep)
@@ -202,17 +219,67 @@ func TestTimeoutsRetriesDeadLetterAndRequeue(t *testing.T) {
 	if err != nil || dl.Total != 1 || dl.DeadLetters[0].RequestID != out.RequestID || dl.DeadLetters[0].Envelope == nil {
 		t.Fatalf("DeadLetters = %+v, %v", dl, err)
 	}
-	// Requeue: a fresh transmission with a fresh budget.
+	// A late answer is refused, and the delivery stays FAILED.
+	if _, err := r.b.Ack(r.ctx, "b", AckInput{MessageID: last.MessageID, Status: "processed"}); codeOf(err) != envelope.CodeTimeout ||
+		!strings.Contains(err.Error(), "expired") {
+		t.Fatalf("Ack after the ttl = %v, want E_PROTOCOL_004 saying it expired", err)
+	}
+	r.advance(time.Second)
+	if st := r.status("a", out.RequestID); st.State != journal.Failed {
+		t.Fatalf("a late ACK changed the outcome: %+v", st)
+	}
+	if again := r.receive("a", 10); len(again) != 0 {
+		t.Fatalf("a second report: %+v", again)
+	}
+}
+
+func TestLateAckForFailedDeliveryIsIgnoredBySender(t *testing.T) {
+	r := newRig(t, Options{})
+	r.register("a", envelope.Manager)
+	r.register("b", envelope.Implementation)
+	out := r.send("a", "b", SendInput{})
+	m := r.receive("b", 1)[0]
+	r.advance(0)
+	l := r.b.agents["a"]
+	l.smu.Lock()
+	cur, _ := l.ledger.Delivery(out.RequestID, "b")
+	r.b.fail(r.ctx, l, cur, envelope.CodeTimeout, "failed for the test")
+	l.smu.Unlock()
+	r.ack("b", m.MessageID, "processed") // the receiver did not know
+	r.advance(0)
+	if st := r.status("a", out.RequestID); st.State != journal.Failed || st.Outcome != journal.OutcomeFailed {
+		t.Fatalf("an ACK after FAILED flipped the delivery: %+v", st)
+	}
+}
+
+func TestRequeueAfterNack(t *testing.T) {
+	r := newRig(t, Options{Policies: map[string]RetryPolicy{"CUSTOM_*": {AckTimeout: 10 * time.Second, MaxRetries: 0, BaseBackoff: time.Second}}})
+	r.register("a", envelope.Manager)
+	r.register("b", envelope.Implementation)
+	out := r.send("a", "b", SendInput{})
+	m := r.receive("b", 1)[0]
+	// canRetry, but no retry budget: FAILED.
+	if _, err := r.b.Nack(r.ctx, "b", NackInput{MessageID: m.MessageID, Reason: "not now", CanRetry: true}); err != nil {
+		t.Fatal(err)
+	}
+	r.advance(0)
+	dl, err := r.b.DeadLetters(r.ctx, "a", DeadLettersInput{})
+	if err != nil || dl.Total != 1 {
+		t.Fatalf("DeadLetters = %+v, %v", dl, err)
+	}
 	rq, err := r.b.Requeue(r.ctx, "a", RequeueInput{MessageID: dl.DeadLetters[0].MessageID})
-	if err != nil || rq.State != journal.InTransit || rq.Seq != 4 {
+	if err != nil || rq.State != journal.InTransit || rq.Seq != 2 {
 		t.Fatalf("Requeue = %+v, %v", rq, err)
 	}
 	if dl, _ := r.b.DeadLetters(r.ctx, "a", DeadLettersInput{}); dl.Total != 0 {
 		t.Errorf("still dead after requeue: %+v", dl)
 	}
-	// The receiver answers (the message it holds): the request completes.
-	r.ack("b", msgs[0].MessageID, "processed")
-	r.b.Pump(r.ctx)
+	again := r.receive("b", 1)
+	if len(again) != 1 || again[0].MessageID != rq.MessageID {
+		t.Fatalf("after requeue received %+v", again)
+	}
+	r.ack("b", again[0].MessageID, "processed")
+	r.advance(0)
 	if st := r.status("a", out.RequestID); st.Outcome != journal.Completed {
 		t.Errorf("after requeue and ACK: %+v", st)
 	}
@@ -269,6 +336,7 @@ func TestRetryOfAnsweredRequestIsReAcknowledged(t *testing.T) {
 	r.register("b", envelope.Implementation)
 	out := r.send("a", "b", SendInput{})
 	m := r.receive("b", 1)[0]
+	r.b.Pump(r.ctx) // the sender learns it was taken: its ack timer runs
 	// The receiver answers, but the sender times out before it reads the
 	// ACK (the clock jumps past the deadline and the retry goes out).
 	r.clock.Advance(31 * time.Second)
@@ -293,8 +361,9 @@ func TestRedeliveryOfUnansweredRequest(t *testing.T) {
 	r.register("b", envelope.Implementation)
 	out := r.send("a", "b", SendInput{})
 	first := r.receive("b", 1)[0]
-	r.advance(30 * time.Second) // timeout
-	r.advance(time.Second)      // retry
+	r.advance(0)                // the sender learns it was taken
+	r.advance(30 * time.Second) // ack timeout
+	r.advance(time.Second)      // re-offer
 	msgs := r.receive("b", 10)
 	if len(msgs) != 1 || !msgs[0].Redelivered || msgs[0].RequestID != out.RequestID || msgs[0].MessageID == first.MessageID {
 		t.Fatalf("redelivery: %+v", msgs)

@@ -22,21 +22,36 @@
 // sender's ledger and appends one transmission to each receiver's
 // channel, and returns once both are durable. With one receiver, the
 // ledger records the request and the transmission, seq included, in one
-// write made under the channel's lock just before the channel line. Each delivery is then:
+// write made under the channel's lock just before the channel line. Each
+// delivery is then paced by the receiver's inbox, not by the clock:
 //
-//	IN_TRANSIT ──ACK──▶ DELIVERED ──ACK processed──▶ PROCESSED
-//	    │ no ACK within the type's timeout, or NACK canRetry
+//	IN_TRANSIT, waiting in the inbox (no ack timer: not late, however long)
+//	    │ the receiver takes it (Receive): a TAKEN notice goes back to the
+//	    ▼ sender, whose ack timer starts now (the type's AckTimeout)
+//	IN_TRANSIT, taken ──ACK──▶ DELIVERED ──ACK processed──▶ PROCESSED
+//	    │ no answer within the ack timeout, or NACK canRetry
 //	    ▼
-//	PENDING ──backoff──▶ IN_TRANSIT (a retry: new messageId, same requestId, retryCount+1)
-//	    │ retries spent, expired (ttl), or NACK without canRetry
+//	PENDING ──backoff──▶ IN_TRANSIT, waiting (re-offered: new messageId,
+//	    │                 same requestId, retryCount+1, redelivered)
+//	    │ the ttl ends (from any state but DELIVERED and PROCESSED), NACK
+//	    │ without canRetry, NACK canRetry with the retry budget spent, or
+//	    │ the channel cannot be written after the budget
 //	    ▼
-//	FAILED ──▶ dead-letter queue + ERROR_REPORT from "_broker" to the sender
+//	FAILED ──▶ dead-letter queue + one ERROR_REPORT from "_broker" to the sender
+//
+// An ack timeout has no budget: a taken message left unanswered is
+// re-offered each time, until its ttl. The taken notice is a TakenType
+// envelope appended to the reverse channel, so the sender learns of the
+// take durably, in whatever process hosts it. FAILED is final: the
+// receiver refuses to answer an expired message (E_PROTOCOL_004), and an
+// ACK that still reaches a FAILED delivery is ignored, never turning it
+// into a success; Requeue (of a delivery that has not expired) sends it
+// again.
 //
 // Timeouts and retry budgets come from a per-type table (DefaultPolicies,
-// overridable); retry waits grow exponentially with jitter. A FAILED
-// delivery can be sent again with Requeue. The request's outcome is
-// COMPLETED once every receiver processed it, FAILED once a delivery
-// failed and none is under way, UNKNOWN otherwise.
+// overridable); retry waits grow exponentially with jitter. The request's
+// outcome is COMPLETED once every receiver processed it, FAILED once a
+// delivery failed and none is under way, UNKNOWN otherwise.
 //
 // The receiving side: Receive hands out waiting messages, HIGH before
 // NORMAL before LOW and in seq order within a channel and priority; Ack
@@ -46,7 +61,8 @@
 // already ACKed is ACKed again and not handed out; a retry of a request
 // still queued is ignored; a retry of a request handed out but not yet
 // answered is handed out again marked redelivered (the consumer may have
-// lost it). Handing out is not recorded: after a restart, unanswered
+// lost it). Handing out is not recorded in the receiver's ledger (only
+// the taken notice tells the sender): after a restart, unanswered
 // messages are handed out again. Every envelope carries the cumulative
 // acknowledgement (ack) of the reverse channel: the highest seq up to
 // which everything was received; gaps are detected and logged.

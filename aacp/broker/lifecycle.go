@@ -70,7 +70,6 @@ func (b *Broker) acked(ctx context.Context, l *local, cur journal.MessageRecord,
 	if status == journal.InboundProcessed {
 		target = journal.Processed
 	}
-	late := false
 	switch cur.State {
 	case journal.Processed:
 		return
@@ -79,21 +78,16 @@ func (b *Broker) acked(ctx context.Context, l *local, cur journal.MessageRecord,
 			return
 		}
 	case journal.Failed:
-		late = true
+		// Settled: a FAILED delivery never turns into a success. The
+		// receiver refuses such an ACK itself (the message expired); one
+		// that still arrives (clocks apart) is ignored.
+		b.log.Warn("aacp: ignoring an ACK for a FAILED delivery", "agent", l.id, "requestId", cur.RequestID, "receiver", cur.Receiver)
+		return
 	}
 	next := cur
 	next.State, next.At, next.AckStatus = target, b.now(), status
 	next.AckDeadline, next.NextRetryAt, next.Reason, next.Code = time.Time{}, time.Time{}, "", ""
-	if late {
-		next.Reason = "acknowledged after it had failed"
-	}
 	b.put(ctx, l, next)
-	if late {
-		d := b.deadLetter(l, cur, journal.DeadResolved)
-		if err := b.store.AddDeadLetter(ctx, d); err != nil {
-			b.log.Warn("aacp: marking a dead letter resolved failed", "messageId", cur.MessageID, "err", err)
-		}
-	}
 	b.settle(ctx, l, cur.RequestID)
 }
 
@@ -106,15 +100,17 @@ func (b *Broker) nacked(ctx context.Context, l *local, cur journal.MessageRecord
 	reason := "rejected by " + cur.Receiver + ": " + p.Reason
 	code := core.Code(p.ErrorCode)
 	if p.CanRetry {
-		b.retryOrFail(ctx, l, cur, reason, code)
+		b.retryOrFail(ctx, l, cur, reason, code, true)
 		return
 	}
 	b.fail(ctx, l, cur, code, reason)
 }
 
 // retryOrFail schedules the next transmission of a delivery, or fails it
-// when its budget is spent or it has expired.
-func (b *Broker) retryOrFail(ctx context.Context, l *local, cur journal.MessageRecord, reason string, code core.Code) {
+// when it has expired or, with budget, when its retry budget is spent.
+// An ack timeout (a taken message left unanswered) has no budget: it is
+// re-offered until the message's ttl ends.
+func (b *Broker) retryOrFail(ctx context.Context, l *local, cur journal.MessageRecord, reason string, code core.Code, budget bool) {
 	now := b.now()
 	req, _ := l.ledger.Request(cur.RequestID)
 	pol := b.policyFor(req.Envelope.MessageType)
@@ -123,7 +119,7 @@ func (b *Broker) retryOrFail(ctx context.Context, l *local, cur journal.MessageR
 	case expiredAt(cur.ExpiresAt, now):
 		b.fail(ctx, l, cur, envelope.CodeTimeout, reason+"; the message expired (ttl) before it was acknowledged")
 		return
-	case attempt >= pol.MaxRetries:
+	case budget && attempt >= pol.MaxRetries:
 		if code == "" {
 			code = envelope.CodeTimeout
 		}
@@ -133,7 +129,7 @@ func (b *Broker) retryOrFail(ctx context.Context, l *local, cur journal.MessageR
 	next := cur
 	next.State, next.At, next.Reason, next.Code = journal.Pending, now, reason, code
 	next.AckDeadline = time.Time{}
-	next.NextRetryAt = now.Add(Backoff(pol.BaseBackoff, b.maxWait, attempt, b.jitter, b.rand()))
+	next.NextRetryAt = now.Add(Backoff(pol.BaseBackoff, b.maxWait, min(attempt, 30), b.jitter, b.rand()))
 	b.put(ctx, l, next)
 	l.timers.push(timer{due: next.NextRetryAt, requestID: cur.RequestID, receiver: cur.Receiver, messageID: cur.MessageID})
 }
@@ -275,8 +271,11 @@ func (l *local) resume(now time.Time) {
 	defer l.smu.Unlock()
 	for _, m := range l.ledger.Unacknowledged("") {
 		due := m.AckDeadline
-		if m.State == journal.Pending {
+		switch {
+		case m.State == journal.Pending:
 			due = m.NextRetryAt
+		case due.IsZero() && !m.ExpiresAt.IsZero():
+			due = m.ExpiresAt // not taken yet: only its ttl can end it
 		}
 		if due.IsZero() {
 			due = now
@@ -321,10 +320,13 @@ func (b *Broker) retryDue(ctx context.Context, l *local) int {
 			continue // superseded
 		}
 		switch {
-		case cur.State == journal.InTransit && !cur.AckDeadline.After(now):
+		case (cur.State == journal.InTransit || cur.State == journal.Pending) && expiredAt(cur.ExpiresAt, now):
+			b.fail(ctx, l, cur, envelope.CodeTimeout, "the message expired (ttl) before it was acknowledged")
+			n++
+		case cur.State == journal.InTransit && !cur.AckDeadline.IsZero() && !cur.AckDeadline.After(now):
 			req, _ := l.ledger.Request(cur.RequestID)
 			timeout := b.policyFor(req.Envelope.MessageType).AckTimeout
-			b.retryOrFail(ctx, l, cur, fmt.Sprintf("no acknowledgement within %v", timeout), envelope.CodeTimeout)
+			b.retryOrFail(ctx, l, cur, fmt.Sprintf("taken but not acknowledged within %v", timeout), envelope.CodeTimeout, false)
 			n++
 		case cur.State == journal.Pending && !cur.NextRetryAt.After(now):
 			b.retransmit(ctx, l, cur, cur.RetryBase)
@@ -348,11 +350,10 @@ func (b *Broker) retransmit(ctx context.Context, l *local, cur journal.MessageRe
 		b.fail(ctx, l, cur, envelope.CodeTimeout, "the message expired (ttl) before it was acknowledged")
 		return cur
 	}
-	pol := b.policyFor(req.Envelope.MessageType)
 	next := journal.MessageRecord{
 		MessageID: b.ids.NewID(), RequestID: cur.RequestID, Sender: l.id, Receiver: cur.Receiver,
 		State: journal.InTransit, RetryCount: cur.RetryCount + 1, RetryBase: base, At: now, SentAt: now,
-		AckDeadline: now.Add(pol.AckTimeout), ExpiresAt: req.ExpiresAt,
+		ExpiresAt: req.ExpiresAt, // the ack timer starts when it is taken
 	}
 	env := b.transmission(req, next)
 	env.Seq = 0
@@ -364,11 +365,11 @@ func (b *Broker) retransmit(ctx context.Context, l *local, cur journal.MessageRe
 	b.put(ctx, l, next) // first, so that a quick ACK finds it
 	seq, err := b.store.Append(ctx, &env)
 	if err != nil {
-		b.retryOrFail(ctx, l, next, fmt.Sprintf("channel to %s unavailable: %v", cur.Receiver, err), envelope.CodeChannelUnavailable)
+		b.retryOrFail(ctx, l, next, fmt.Sprintf("channel to %s unavailable: %v", cur.Receiver, err), envelope.CodeChannelUnavailable, true)
 		return next
 	}
 	next.Seq = seq
 	b.put(ctx, l, next)
-	l.timers.push(timer{due: next.AckDeadline, requestID: next.RequestID, receiver: next.Receiver, messageID: next.MessageID})
+	l.timers.push(timer{due: next.ExpiresAt, requestID: next.RequestID, receiver: next.Receiver, messageID: next.MessageID})
 	return next
 }

@@ -11,11 +11,14 @@ import (
 // RetryPolicy is the acknowledgement timeout and retry budget of one
 // message type.
 type RetryPolicy struct {
-	// AckTimeout is how long a transmission waits for an ACK or NACK.
-	// Zero: the type is fire-and-forget (never retried, DELIVERED once
-	// written).
+	// AckTimeout is how long a transmission waits for an ACK or NACK
+	// once its receiver took it (a message waiting in an inbox has no
+	// deadline but its ttl); then it is offered again. Zero: the type is
+	// fire-and-forget (never retried, DELIVERED once written).
 	AckTimeout time.Duration
-	// MaxRetries is how many retransmissions follow the first one.
+	// MaxRetries is how many retransmissions a NACK with canRetry, or a
+	// channel that cannot be written, may cause before the delivery
+	// fails. Ack timeouts do not count: they re-offer until the ttl.
 	MaxRetries int
 	// BaseBackoff is the wait before the first retry; each later retry
 	// waits twice as long as the one before (up to Options.MaxBackoff),

@@ -67,6 +67,9 @@ func (b *Broker) accept(ctx context.Context, l *local, env *envelope.Envelope) (
 	case envelope.Ack, envelope.Nack:
 		b.onReply(ctx, l, env)
 		return false, nil
+	case TakenType:
+		b.onTaken(ctx, l, env)
+		return false, nil
 	}
 	if expiredAt(env.ExpiresAt(), b.now()) {
 		return false, nil
@@ -178,6 +181,7 @@ func (b *Broker) Receive(ctx context.Context, agentID string, in ReceiveInput) (
 			return ReceiveOutput{}, envelope.Errorf(envelope.CodeChannelUnavailable, "receive for agent %q: %w", agentID, err)
 		}
 		msgs, wake := l.take(limit, in.MessageTypes, b.now())
+		b.noteTaken(ctx, l, msgs)
 		if len(msgs) > 0 || wait <= 0 {
 			if msgs == nil {
 				msgs = []Message{}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -98,7 +99,7 @@ func (b *Broker) Send(ctx context.Context, agentID string, in SendInput) (SendOu
 		envs[i] = e
 		msgs[i] = journal.MessageRecord{
 			MessageID: e.MessageID, RequestID: reqID, Sender: agentID, Receiver: r.AgentID,
-			State: journal.InTransit, At: now, SentAt: now, AckDeadline: now.Add(pol.AckTimeout), ExpiresAt: req.ExpiresAt,
+			State: journal.InTransit, At: now, SentAt: now, ExpiresAt: req.ExpiresAt, // the ack timer starts when it is taken
 		}
 	}
 	var wg sync.WaitGroup
@@ -175,7 +176,7 @@ func (b *Broker) Send(ctx context.Context, agentID string, in SendInput) (SendOu
 				b.put(ctx, l, cur)
 			}
 			if cur.State == journal.InTransit {
-				l.timers.push(timer{due: cur.AckDeadline, requestID: reqID, receiver: m.Receiver, messageID: m.MessageID})
+				l.timers.push(timer{due: cur.ExpiresAt, requestID: reqID, receiver: m.Receiver, messageID: m.MessageID})
 			}
 		}
 		out.Deliveries = append(out.Deliveries, Delivery{AgentID: m.Receiver, MessageID: m.MessageID, Seq: seqs[i], State: cur.State})
@@ -216,6 +217,8 @@ func (b *Broker) checkSend(in *SendInput) error {
 	switch {
 	case in.MessageType == "":
 		return envelope.Errorf(envelope.CodeMissingField, "messageType is missing; want one of %s or CUSTOM_*", strings.Join(envelope.CoreTypes(), ", ")).WithDetail("path", "/messageType")
+	case in.MessageType == TakenType:
+		return envelope.Errorf(envelope.CodeInvalidEnum, "%s is reserved for the broker's own notices; choose another CUSTOM_ type", in.MessageType).WithDetail("path", "/messageType")
 	case in.MessageType == envelope.Ack || in.MessageType == envelope.Nack:
 		return envelope.Errorf(envelope.CodeInvalidEnum, "%s messages are sent by Ack and Nack (aacp_ack, aacp_nack), not by Send", in.MessageType).WithDetail("path", "/messageType")
 	}
@@ -268,7 +271,11 @@ func (b *Broker) route(ctx context.Context, sender string, r Receiver) ([]journa
 		}
 		switch {
 		case len(out) == 0:
-			return nil, envelope.Errorf(envelope.CodeAgentNotFound, "no registered agent matches the broadcast to type %q (registered: %s); register one first or address another type", typeName(r.Type), listIDs(recs))
+			who := "no agent other than the sender " + strconv.Quote(sender) + " is registered"
+			if r.Type != "" && r.Type != envelope.AnyType {
+				who = "no agent of type " + string(r.Type) + " other than the sender " + strconv.Quote(sender) + " is registered"
+			}
+			return nil, envelope.Errorf(envelope.CodeAgentNotFound, "the broadcast to agentId \"*\" reached no one: %s (registered agent ids: %s); nothing was sent. Send to a registered agent id, or wait until another agent registers", who, listIDs(recs)).WithDetail("path", "/receiver/agentId")
 		case len(out) > maxBroadcast:
 			return nil, envelope.Errorf(envelope.CodeInvalidReceiver, "the broadcast would reach %d agents; the limit is %d: narrow it by type", len(out), maxBroadcast)
 		}
@@ -292,13 +299,6 @@ func (b *Broker) route(ctx context.Context, sender string, r Receiver) ([]journa
 		return nil, envelope.Errorf(envelope.CodeInvalidReceiver, "agent %q is registered as %s, not %s; fix receiver.type or leave it out", r.AgentID, a.Type, r.Type).WithDetail("path", "/receiver/type")
 	}
 	return []journal.AgentRecord{a}, nil
-}
-
-func typeName(t envelope.AgentType) string {
-	if t == "" {
-		return "*"
-	}
-	return string(t)
 }
 
 // listIDs names up to 10 agents.

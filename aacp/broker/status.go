@@ -52,7 +52,7 @@ func (b *Broker) Status(_ context.Context, agentID string, in StatusInput) (Stat
 		}
 		out.Deliveries = append(out.Deliveries, DeliveryStatus{
 			AgentID: r, MessageID: d.MessageID, Seq: d.Seq, State: d.State, Retries: d.RetryCount,
-			AckStatus: d.AckStatus, NextRetryAt: d.NextRetryAt, LastError: d.Reason, Code: d.Code,
+			AckStatus: d.AckStatus, AckDeadline: d.AckDeadline, NextRetryAt: d.NextRetryAt, LastError: d.Reason, Code: d.Code,
 		})
 		if rank[d.State] < rank[out.State] {
 			out.State = d.State

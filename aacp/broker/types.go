@@ -24,6 +24,10 @@ type RegisterInput struct {
 	SupportedVersions []string `json:"supportedVersions,omitempty"`
 	// Capabilities are free-form (message types the agent handles, say).
 	Capabilities []string `json:"capabilities,omitempty"`
+	// Unlisted hosts the agent without writing it to the shared registry:
+	// it can send, and receive the answers to what it sends, but no one
+	// can address it. A process's made-up default id is hosted so.
+	Unlisted bool `json:"-"`
 }
 
 // RegisterOutput is the result of RegisterAgent.
@@ -178,8 +182,12 @@ type DeliveryStatus struct {
 	Seq       uint64        `json:"seq,omitempty"`
 	State     journal.State `json:"state"`
 	// Retries is how many retransmissions were made.
-	Retries     int       `json:"retries"`
-	AckStatus   string    `json:"ackStatus,omitempty"`
+	Retries   int    `json:"retries"`
+	AckStatus string `json:"ackStatus,omitempty"`
+	// AckDeadline is set once the receiver took the transmission: with
+	// no answer by then it is offered again. Unset while it waits in the
+	// receiver's inbox, where only its ttl can end it.
+	AckDeadline time.Time `json:"ackDeadline,omitzero"`
 	NextRetryAt time.Time `json:"nextRetryAt,omitzero"`
 	LastError   string    `json:"lastError,omitempty"`
 	Code        core.Code `json:"code,omitempty"`

@@ -305,7 +305,18 @@ func collect(r *jsonschema.EvaluationResult, base string, out *[]issue) {
 		case "properties", "items", "prefixItems", "$ref", "allOf", "anyOf", "oneOf":
 			// containers: the cause is reported further down
 		case "required":
-			*out = append(*out, issue{CodeMissingField, path + "/" + prop, fmt.Sprintf("the required field %q is missing at %s; add it", prop, orRoot(path)), false})
+			// One missing property comes as "property", several as
+			// "properties" ("'a', 'b'"): one issue each.
+			props := []string{prop}
+			if _, one := e.Params["property"]; !one {
+				props = props[:0]
+				for p := range strings.SplitSeq(fmt.Sprint(e.Params["properties"]), ",") {
+					props = append(props, strings.Trim(strings.TrimSpace(p), "'"))
+				}
+			}
+			for _, p := range props {
+				*out = append(*out, issue{CodeMissingField, path + "/" + p, fmt.Sprintf("the required field %q is missing at %s; add it", p, orRoot(path)), false})
+			}
 		case "additionalProperties":
 			*out = append(*out, issue{CodeSchema, path + "/" + prop, fmt.Sprintf("unknown field %q at %s; remove it (keys are case-sensitive)", prop, orRoot(path)), false})
 		case "type":

@@ -281,7 +281,7 @@ func (c *aacpCmd) read(ctx context.Context, sender, receiver string) ([]stored, 
 				s.State = string(m.State)
 			}
 		}
-		if l := ledger(receiver); l != nil && s.MessageType != envelope.Ack && s.MessageType != envelope.Nack {
+		if l := ledger(receiver); l != nil && s.MessageType != envelope.Ack && s.MessageType != envelope.Nack && s.MessageType != broker.TakenType {
 			if a, ok := l.Inbound(s.Sender, s.RequestID); ok {
 				s.Answer = a.Status
 			}
@@ -322,7 +322,7 @@ func (c *aacpCmd) inbox(ctx context.Context, agent string) error {
 	var open []stored
 	for _, m := range msgs {
 		exp := m.Envelope.ExpiresAt()
-		if m.MessageType == envelope.Ack || m.MessageType == envelope.Nack || m.Answer == journal.InboundProcessed ||
+		if m.MessageType == envelope.Ack || m.MessageType == envelope.Nack || m.MessageType == broker.TakenType || m.Answer == journal.InboundProcessed ||
 			m.Answer == journal.InboundNacked || !exp.IsZero() && !exp.After(now) {
 			continue
 		}

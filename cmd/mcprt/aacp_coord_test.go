@@ -115,11 +115,11 @@ func TestAACPTwoSessionsCoordinate(t *testing.T) {
 		t.Fatalf("mcprt aacp agents: exit %d\n%s%s", code, out, errOut)
 	}
 	out, _, code = runOperator(t, env, "channel", "manager_001", "impl_001")
-	// Two assignments, and between them the manager's ACKs of what
-	// impl_001 sent it (they travel on the same channel).
-	if ls := outLines(out); code != 0 || len(ls) != 7 || !strings.Contains(ls[0], "5 stored") || !strings.HasPrefix(ls[1], "SEQ") ||
+	// Two assignments, and between them the manager's taken notices and
+	// ACKs of what impl_001 sent it (they travel on the same channel).
+	if ls := outLines(out); code != 0 || len(ls) != 10 || !strings.Contains(ls[0], "8 stored") || !strings.HasPrefix(ls[1], "SEQ") ||
 		!strings.Contains(ls[2], "TASK_ASSIGNMENT") || !strings.Contains(ls[2], "PROCESSED  processed") ||
-		!strings.Contains(ls[3], "ACK") || !strings.Contains(ls[6], "FAILED     nacked") {
+		!strings.Contains(ls[3], "CUSTOM_MCPRT_TAKEN") || !strings.Contains(ls[4], "ACK") || !strings.Contains(ls[9], "FAILED     nacked") {
 		t.Fatalf("mcprt aacp channel: exit %d\n%s", code, out)
 	}
 	out, _, code = runOperator(t, env, "--json", "channel", "manager_001", "impl_001")
@@ -132,8 +132,8 @@ func TestAACPTwoSessionsCoordinate(t *testing.T) {
 			MessageID, Sender string
 		}
 	}
-	if err := json.Unmarshal([]byte(out), &ch); code != 0 || err != nil || ch.Channel != "manager_001_to_impl_001" || len(ch.Messages) != 5 ||
-		ch.Messages[0].Seq != 1 || ch.Messages[4].Seq != 5 || ch.Messages[4].State != "FAILED" || astr(ch.Messages[0].Envelope, "payload", "taskId") != "t1" {
+	if err := json.Unmarshal([]byte(out), &ch); code != 0 || err != nil || ch.Channel != "manager_001_to_impl_001" || len(ch.Messages) != 8 ||
+		ch.Messages[0].Seq != 1 || ch.Messages[7].Seq != 8 || ch.Messages[7].State != "FAILED" || astr(ch.Messages[0].Envelope, "payload", "taskId") != "t1" {
 		t.Fatalf("mcprt aacp --json channel: exit %d, %v\n%s", code, err, out)
 	}
 	out, _, code = runOperator(t, env, "inbox", "impl_001")

@@ -49,7 +49,7 @@ func TestAACPHostileInputs(t *testing.T) {
 		{"aacp_send", sendArgsTo("peer", "TASK_ASSIGNMENT", `{"taskId":"t"}`), "E_VALIDATION_001"},
 		{"aacp_send", sendArgsTo("peer", "TASK_UPDATE", `{"taskId":"t","status":"sleeping","progress":0.1}`), "E_VALIDATION_003"},
 		{"aacp_send", sendArgsTo("peer", "TASK_UPDATE", `{"taskId":"t","status":"completed","progress":"all"}`), "E_VALIDATION_002"},
-		{"aacp_send", sendArgsTo("peer", "CUSTOM_X", `42`), "E_VALIDATION_002"},
+		{"aacp_send", sendArgsTo("peer", "CUSTOM_X", `42`), "INVALID_ARGUMENT"}, // payload declares "type":"object",
 		{"aacp_send", sendArgsTo("peer", "CUSTOM_X", ping, `"priority":"URGENT"`), "E_VALIDATION_003"},
 		{"aacp_send", sendArgsTo("peer", "CUSTOM_X", ping, `"ttlSeconds":-1`), "E_VALIDATION_004"},
 		{"aacp_send", sendArgsTo("peer", "CUSTOM_X", ping, `"tags":[""]`), "E_VALIDATION_004"},
@@ -102,7 +102,9 @@ func TestAACPHostileInputs(t *testing.T) {
 
 	// Still serving, and the valid call next to the hostile ones works.
 	a.ok(t, "server_ping", `{}`)
-	sent := a.ok(t, "aacp_send", sendArgsTo("peer", "CUSTOM_X", `{"s":"nul\u0000 and ../ in a payload are data"}`))
+	// (The session registered peer last: that is its agent; h1 is the
+	// process's configured one, which it may act as by name.)
+	sent := a.ok(t, "aacp_send", sendArgsTo("peer", "CUSTOM_X", `{"s":"nul\u0000 and ../ in a payload are data"}`, `"agentId":"h1"`))
 	got := a.receiveAs(t, "peer")
 	if astr(got, "requestId") != sent["requestId"] || astr(got, "payload", "s") != "nul\x00 and ../ in a payload are data" {
 		t.Fatalf("received %v", got)
@@ -115,7 +117,7 @@ func TestAACPHostileInputs(t *testing.T) {
 		t.Fatalf("%s holds %v, want only data/", base, entries)
 	}
 	// store/ is the domain tools' database, which shares the directory.
-	top := []string{"channels", "deadletter", "ledger", "locks", "registry", "store"}
+	top := []string{"channels", "deadletter", "ledger", "locks", "presence", "registry", "store"}
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || path == dir {
 			return err

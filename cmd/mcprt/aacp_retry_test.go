@@ -1,8 +1,9 @@
 package main
 
 // Retries and the dead-letter queue through two binaries configured with
-// short timeouts: a receiver that never answers makes the sender retry,
-// then fail the delivery (dead letter + ERROR_REPORT from the broker);
+// a retry budget of one: a receiver that rejects a message asking for a
+// retry makes the sender retry, then fail the delivery once the budget
+// is spent (dead letter + ERROR_REPORT from the broker);
 // aacp_requeue, or `mcprt aacp requeue` once the sender has stopped,
 // delivers it.
 
@@ -27,19 +28,20 @@ func TestAACPRetryDeadLetterRequeue(t *testing.T) {
 		t.Helper()
 		sent := mgr.ok(t, "aacp_send", sendArgsTo("impl_001", "TASK_ASSIGNMENT", assignment(task)))
 		requestID = sent["requestId"].(string)
-		// impl_001 takes the message and never answers it: the sender
-		// retries once (impl_001 sees it again, marked redelivered), then
-		// gives up.
+		// impl_001 takes the message and rejects it, asking for a retry,
+		// twice: the sender retries once, then the budget is spent.
 		first := impl.receiveOne(t)
+		impl.ok(t, "aacp_nack", `{"messageId":`+jsonString(astr(first, "messageId"))+`,"reason":"busy","errorCode":"E_TASK_004","canRetry":true}`)
 		again := impl.receiveOne(t)
-		if astr(first, "requestId") != requestID || astr(again, "requestId") != requestID || again["redelivered"] != true ||
+		if astr(first, "requestId") != requestID || astr(again, "requestId") != requestID ||
 			anum(again, "metadata", "retryCount") != 1 || astr(again, "messageId") == astr(first, "messageId") {
-			t.Fatalf("first %v\nagain %v\nwant the retry of %s, redelivered", first, again, requestID)
+			t.Fatalf("first %v\nagain %v\nwant the retry of %s", first, again, requestID)
 		}
+		impl.ok(t, "aacp_nack", `{"messageId":`+jsonString(astr(again, "messageId"))+`,"reason":"still busy","errorCode":"E_TASK_004","canRetry":true}`)
 		st := mgr.waitStatus(t, requestID, func(st map[string]any) bool { return st["outcome"] == "FAILED" })
 		d := st["deliveries"].([]any)[0]
-		if astr(d, "state") != "FAILED" || anum(d, "retries") != 1 || astr(d, "code") != "E_PROTOCOL_004" {
-			t.Fatalf("status %v, want FAILED after 1 retry with E_PROTOCOL_004", st)
+		if astr(d, "state") != "FAILED" || anum(d, "retries") != 1 || astr(d, "code") != "E_TASK_004" {
+			t.Fatalf("status %v, want FAILED after 1 retry with E_TASK_004", st)
 		}
 		report := mgr.receiveOne(t, "ERROR_REPORT")
 		if astr(report, "sender", "agentId") != "_broker" || !strings.Contains(string(mustJSON(t, report["payload"])), requestID) {

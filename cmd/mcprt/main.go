@@ -212,7 +212,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 		logConfigError(bootLog, err) // unredacted: "key" is a redaction key
 		return exitConfig
 	}
-	srv, err := mcp.NewServer(mcp.Options{Config: &cfg, Logger: logger, Transport: mcp.TransportStdio, Audit: domain.AuditSink(),
+	// Agent-to-agent messaging: the journal in aacp.dataDir is opened by
+	// the first aacp_* call, not here. Every tool call is its agent's
+	// heartbeat.
+	messaging, err := aacptools.New(aacptools.Options{Config: cfg.AACP, Logger: logger, Clock: clock})
+	if err != nil {
+		logConfigError(logger, err)
+		return exitConfig
+	}
+	defer messaging.Close()
+	srv, err := mcp.NewServer(mcp.Options{Config: &cfg, Logger: logger, Transport: mcp.TransportStdio, Audit: messaging.AuditSink(domain.AuditSink()),
 		Telemetry: telemetry, DroppedLogs: logOut.Dropped})
 	if err != nil {
 		logger.Error("cannot build the server", "error", err.Error())
@@ -235,14 +244,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 		logger.Error("cannot register the built-in tools", "error", err.Error())
 		return exitFatal
 	}
-	// Agent-to-agent messaging: the journal in aacp.dataDir is opened by
-	// the first aacp_* call, not here.
-	messaging, err := aacptools.New(aacptools.Options{Config: cfg.AACP, Logger: logger, Clock: clock})
-	if err != nil {
-		logConfigError(logger, err)
-		return exitConfig
-	}
-	defer messaging.Close()
 	if err := messaging.Register(srv); err != nil {
 		logger.Error("cannot register the aacp tools", "error", err.Error())
 		return exitFatal

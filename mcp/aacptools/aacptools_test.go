@@ -1,6 +1,7 @@
 package aacptools
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -139,9 +140,28 @@ func testConfig(dir, agent string) core.AACPConfig {
 	return c
 }
 
+// untyped reports every property schema under schema without a "type".
+func untyped(t *testing.T, tool, path string, schema any) {
+	t.Helper()
+	m, _ := schema.(map[string]any)
+	if m == nil {
+		return
+	}
+	if _, ok := m["type"]; !ok {
+		t.Errorf("%s: the schema at %q declares no type", tool, cmp.Or(path, "/"))
+	}
+	props, _ := m["properties"].(map[string]any)
+	for k, v := range props {
+		untyped(t, tool, path+"/"+k, v)
+	}
+	if items, ok := m["items"]; ok {
+		untyped(t, tool, path+"/items", items)
+	}
+}
+
 func TestToolsListedWithTruthfulAnnotations(t *testing.T) {
-	readOnly := []string{"aacp_agents", "aacp_dead_letters", "aacp_receive", "aacp_status"}
-	writing := []string{"aacp_ack", "aacp_nack", "aacp_register_agent", "aacp_requeue", "aacp_send"}
+	readOnly := []string{"aacp_agents", "aacp_dead_letters", "aacp_peek", "aacp_status"}
+	writing := []string{"aacp_ack", "aacp_heartbeat", "aacp_nack", "aacp_receive", "aacp_register_agent", "aacp_requeue", "aacp_send"}
 	for _, tc := range []struct {
 		mode string
 		want []string
@@ -163,8 +183,9 @@ func TestToolsListedWithTruthfulAnnotations(t *testing.T) {
 				if ro := ann["readOnlyHint"] == true; ro != slices.Contains(readOnly, name) {
 					t.Errorf("%s: readOnlyHint %v", name, ann["readOnlyHint"])
 				}
-				if tl["inputSchema"] == nil || tl["outputSchema"] == nil {
-					t.Errorf("%s: missing input or output schema", name)
+				withOut := !slices.Contains([]string{"aacp_receive", "aacp_peek", "aacp_status", "aacp_dead_letters"}, name)
+				if tl["inputSchema"] == nil || (tl["outputSchema"] == nil) == withOut {
+					t.Errorf("%s: input schema %v, output schema %v; want an input schema, and an output schema unless it lists envelopes", name, tl["inputSchema"] != nil, tl["outputSchema"] != nil)
 				}
 				if name == "aacp_nack" && ann["destructiveHint"] != true {
 					t.Errorf("aacp_nack: destructiveHint %v, want true", ann["destructiveHint"])
@@ -172,6 +193,15 @@ func TestToolsListedWithTruthfulAnnotations(t *testing.T) {
 			}
 			if !slices.Equal(names, tc.want) {
 				t.Errorf("tools %v, want %v", names, tc.want)
+			}
+			// The whole aacp listing fits a model's budget, and every
+			// argument says its JSON type (schema-driven clients need it).
+			if raw, _ := json.Marshal(tools); len(raw) > 12<<10 {
+				t.Errorf("the aacp tools take %d bytes of tools/list, want at most 12 KiB", len(raw))
+			}
+			for _, x := range tools {
+				tl := x.(map[string]any)
+				untyped(t, tl["name"].(string), "", tl["inputSchema"])
 			}
 			if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("listing the tools created the data directory (%v)", err)
@@ -207,7 +237,9 @@ func TestTwoAgentsInOneProcess(t *testing.T) {
 	c := newClient(t, svc, core.ModeFull)
 	c.ok("aacp_register_agent", `{"type":"Manager"}`)
 	c.ok("aacp_register_agent", `{"agentId":"impl","type":"Implementation","capabilities":["TASK_ASSIGNMENT"]}`)
-	sent := c.ok("aacp_send", `{"receiver":{"agentId":"impl","type":"Implementation"},"messageType":"TASK_ASSIGNMENT",
+	// The session's identity is now impl (its last registration); it
+	// still holds mgr and may act for it by name.
+	sent := c.ok("aacp_send", `{"agentId":"mgr","receiver":{"agentId":"impl","type":"Implementation"},"messageType":"TASK_ASSIGNMENT",
 		"payload":{"taskId":"t1","taskRef":"T1","taskDescription":"write it","memoryLogPath":"m.md","executionType":"single-step"}}`)
 	msgs := c.ok("aacp_receive", `{"agentId":"impl","waitMs":5000}`)["messages"].([]any)
 	if len(msgs) != 1 {
@@ -221,24 +253,25 @@ func TestTwoAgentsInOneProcess(t *testing.T) {
 	// The ACK reaches mgr's side through the journal; status follows.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		st := c.ok("aacp_status", `{"requestId":"`+sent["requestId"].(string)+`"}`)
+		st := c.ok("aacp_status", `{"agentId":"mgr","requestId":"`+sent["requestId"].(string)+`"}`)
 		if st["outcome"] == "COMPLETED" {
 			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("status %v, want outcome COMPLETED", st)
 		}
-		c.ok("aacp_receive", `{"waitMs":20}`) // reads mgr's inbox (the ACK)
+		c.ok("aacp_receive", `{"agentId":"mgr","waitMs":20}`) // reads mgr's inbox (the ACK)
 	}
 	// Acting for an agent this process does not host.
 	c.fails("aacp_receive", `{"agentId":"ghost"}`, string(envelope.CodeAgentNotFound))
 	c.fails("aacp_receive", `{"agentId":"../x"}`, string(envelope.CodeInvalidReceiver))
 }
 
-// Timing through the broker's manual clock: no answer within the
-// configured timeout → retries → FAILED → dead letter and an
-// ERROR_REPORT to the sender; requeue sends it again.
-func TestTimeoutRetriesDeadLetterRequeue(t *testing.T) {
+// Timing through the broker's manual clock: a message nobody takes is
+// not late; once taken and left unanswered it is re-offered; its ttl
+// alone fails it → dead letter and one ERROR_REPORT to the sender; an
+// expired message cannot be requeued.
+func TestInboxPacedTimeoutDeadLetter(t *testing.T) {
 	clock := core.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	var b *broker.Broker
 	open := func(o broker.Options) (*broker.Broker, error) {
@@ -251,19 +284,36 @@ func TestTimeoutRetriesDeadLetterRequeue(t *testing.T) {
 	cfg.AckTimeoutMs, cfg.MaxRetries, cfg.RetryBaseMs = 1000, 1, 100
 	c := newClient(t, newService(t, cfg, open), core.ModeFull)
 	c.ok("aacp_register_agent", `{"agentId":"impl","type":"Implementation"}`)
-	sent := c.ok("aacp_send", `{"receiver":{"agentId":"impl"},"messageType":"CUSTOM_PING","payload":{"n":1}}`)
+	sent := c.ok("aacp_send", `{"receiver":{"agentId":"impl"},"messageType":"CUSTOM_PING","payload":{"n":1},"ttlSeconds":30}`)
 	ctx := context.Background()
-	for range 4 { // timeout, backoff, retry's timeout: FAILED
-		clock.Advance(time.Second)
+	step := func(d time.Duration) {
+		t.Helper()
+		clock.Advance(d)
 		if _, err := b.RetryDue(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if err := b.Pump(ctx); err != nil {
-			t.Fatal(err)
-		}
 	}
-	st := c.ok("aacp_status", `{"requestId":"`+sent["requestId"].(string)+`"}`)
-	if st["state"] != "FAILED" || st["outcome"] != "FAILED" {
+	status := func() map[string]any {
+		return c.ok("aacp_status", `{"requestId":"`+sent["requestId"].(string)+`"}`)
+	}
+	step(20 * time.Second) // untaken: not late
+	if st := status(); st["state"] != "IN_TRANSIT" {
+		t.Fatalf("untaken after 20s: %v, want IN_TRANSIT", st)
+	}
+	got := c.ok("aacp_receive", `{"agentId":"impl"}`)["messages"].([]any)
+	if len(got) != 1 {
+		t.Fatalf("impl received %v", got)
+	}
+	step(0)
+	step(time.Second)            // taken, unanswered past the timeout
+	step(200 * time.Millisecond) // re-offered
+	again := c.ok("aacp_receive", `{"agentId":"impl"}`)["messages"].([]any)
+	if len(again) != 1 || again[0].(map[string]any)["redelivered"] != true {
+		t.Fatalf("re-offer %v, want the message again, redelivered", again)
+	}
+	step(10 * time.Second) // past the ttl: FAILED
+	step(time.Minute)
+	if st := status(); st["state"] != "FAILED" || st["outcome"] != "FAILED" {
 		t.Fatalf("status %v, want FAILED", st)
 	}
 	dl := c.ok("aacp_dead_letters", `{}`)
@@ -275,11 +325,8 @@ func TestTimeoutRetriesDeadLetterRequeue(t *testing.T) {
 	if len(reports) != 1 || reports[0].(map[string]any)["sender"].(map[string]any)["agentId"] != envelope.SystemAgentID {
 		t.Fatalf("the sender got %v, want one ERROR_REPORT from %s", reports, envelope.SystemAgentID)
 	}
-	re := c.ok("aacp_requeue", `{"messageId":"`+letters[0].(map[string]any)["messageId"].(string)+`"}`)
-	if re["requestId"] != sent["requestId"] || re["state"] != "IN_TRANSIT" {
-		t.Fatalf("requeue %v, want request %v IN_TRANSIT", re, sent["requestId"])
-	}
-	c.fails("aacp_requeue", `{"messageId":"`+letters[0].(map[string]any)["messageId"].(string)+`"}`, "NOT_FOUND")
+	c.fails("aacp_ack", `{"agentId":"impl","messageId":"`+again[0].(map[string]any)["messageId"].(string)+`","status":"processed"}`, string(envelope.CodeTimeout))
+	c.fails("aacp_requeue", `{"messageId":"`+letters[0].(map[string]any)["messageId"].(string)+`"}`, string(envelope.CodeTimeout))
 }
 
 func TestNewRejectsBadConfig(t *testing.T) {

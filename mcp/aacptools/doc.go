@@ -7,21 +7,52 @@
 //	svc, err := aacptools.New(aacptools.Options{Config: cfg.AACP, Logger: logger})
 //	if err != nil { ... }          // a *core.ConfigError naming the key
 //	defer svc.Close()
-//	err = svc.Register(srv)        // the nine aacp_* tools and aacp://inbox/{agentId}
+//	err = svc.Register(srv)        // the eleven aacp_* tools and aacp://inbox/{agentId}
 //
-// # Identity
+// # Identity: one agent per session
 //
-// Every tool acts for an agent. By default it is the process's own agent:
-// aacp.agentId (MCPRT_AACP_AGENT_ID), or, when that is empty,
-// "mcprt-{host}-{pid}", which changes at every start — so give each
-// session a fixed id if it must find its unanswered messages after a
-// restart. The first call that acts for the own agent registers it with
-// aacp.agentType (AdHoc by default); aacp_register_agent registers it
-// with another type, or registers further agents that this process then
-// hosts. Every tool takes an optional agentId naming the agent to act for;
-// it must be one this process registered (else E_ROUTING_001). One agent
-// is hosted by one process at a time: a second process registering the
-// same id gets E_ROUTING_003 until the first exits.
+// Every tool acts for an agent, and each MCP session (a stdio connection,
+// or each HTTP session of one `mcprt --http`) has its own:
+//
+//   - aacp_register_agent {agentId?, type} sets the session's agent (the
+//     last registration wins; an agent registered earlier stays the
+//     session's, usable by name through agentId). The agent is hosted by
+//     this process, written to the shared registry, and resumes its
+//     unanswered messages.
+//   - A session that never registered acts as the process's default
+//     agent: aacp.agentId (MCPRT_AACP_AGENT_ID), registered with
+//     aacp.agentType on first use; or, when that is empty, a made-up
+//     "mcprt-{host}-{pid}" that is hosted but never written to the
+//     registry (it can send and hear answers; no one can address it).
+//     Only one session at a time holds the default: over HTTP the other
+//     sessions must register their own id.
+//   - An agent another live session of this process holds is refused
+//     (E_ROUTING_003, naming the holder's connection and client), and so
+//     is one another process hosts (E_ROUTING_003): never a silent
+//     takeover. Every tool's optional agentId must name an agent of the
+//     calling session (E_ROUTING_001 otherwise).
+//   - When a session ends, its agents are released: they stay
+//     registered and show offline until a session registers them again
+//     (resuming their identity) or they are retired.
+//
+// Caller, Presence and Tell are the contract of the coordination tools
+// (reservations, the work queue): Caller is the calling session's agent,
+// Presence an agent's state (online, idle, stale, offline, unknown) and
+// last-seen time, Tell a durable notice from "_broker" into an agent's
+// inbox (type CUSTOM_NOTICE, payload {subject, ...}).
+//
+// # Presence
+//
+// Every tool call of a session with an agent is that agent's heartbeat
+// (AuditSink wraps the server's audit sink; the call's path touches
+// memory only), as is aacp_heartbeat {status?, note?}. Heartbeats are
+// written to <aacp.dataDir>/presence/<agentId>.json at most once a second
+// per agent (aacp_heartbeat at once), so every process on the data
+// directory sees them. An agent a session hosts is online until
+// aacp.idleAfterMs (2 min) without a call, then idle, then stale after
+// aacp.staleAfterMs (15 min); an agent no session hosts is offline, and
+// once its last sign of life is older than aacp.staleAfterMs it is
+// retired from the registry by the next listing (aacp_agents, Presence).
 //
 // # Lazy start
 //
@@ -36,24 +67,28 @@
 // # The tools
 //
 //	aacp_register_agent {agentId?, type, supportedVersions?, capabilities?}
-//	aacp_agents         {agentId?, type?}                 read-only
+//	aacp_agents         {agentId?, type?}                        read-only
+//	aacp_heartbeat      {status?, note?}
 //	aacp_send           {agentId?, receiver:{agentId, type?}, messageType, payload,
 //	                     priority?, correlationId?, requestId?, ttlSeconds?, tags?}
-//	aacp_receive        {agentId?, waitMs?, max?, messageTypes?}   read-only
+//	aacp_receive        {agentId?, waitMs?, max?, messageTypes?}  takes messages
+//	aacp_peek           {agentId?}                               read-only
 //	aacp_ack            {agentId?, messageId, status, notes?}
 //	aacp_nack           {agentId?, messageId, reason, errorCode?, canRetry}   destructive
-//	aacp_status         {agentId?, messageId | requestId}   read-only
-//	aacp_dead_letters   {agentId?, limit?}                 read-only
+//	aacp_status         {agentId?, messageId | requestId}        read-only
+//	aacp_dead_letters   {agentId?, limit?}                       read-only
 //	aacp_requeue        {agentId?, messageId}
 //
-// Their results are the broker's outputs (see broker's types), listed as
-// output schemas. aacp_send returns once the message is durable.
+// Their results are the broker's outputs (see broker's types); the tools
+// whose results carry envelopes (receive, peek, status, dead letters)
+// list no output schema, to keep tools/list small. aacp_send returns once
+// the message is durable. aacp_receive takes messages: taking starts the
+// sender's ack timer (see package broker), so it is not read-only and
+// mode READONLY leaves it out; aacp_peek shows the inbox without taking.
 // aacp_receive waits at most waitMs (up to a minute) for a first message,
 // and never past its call's deadline (its tool timeout is 65 s): when the
 // deadline comes first it returns what it has, possibly nothing, rather
-// than TIMEOUT. It is annotated read-only because it writes nothing:
-// which messages were handed out is kept in memory only (after a restart,
-// unanswered messages are handed out again).
+// than TIMEOUT.
 //
 // # The inbox resource
 //
@@ -71,8 +106,9 @@
 // one, is -32002 (NOT_FOUND) saying which. A session subscribed to an
 // inbox (resources/subscribe) gets notifications/resources/updated for
 // it whenever a new message for that agent arrives, from any process;
-// handing out and answering send none. completion/complete proposes the
-// own agent and the registered agents for agentId.
+// handing out and answering send none. completion/complete proposes for
+// agentId only the inboxes this process can read: the default agent and
+// the agents its sessions hold.
 //
 // # Errors
 //

@@ -54,8 +54,8 @@ func (s *Service) readInbox(ctx context.Context, req *mcp.ReadResourceRequest) (
 	}
 	var b *broker.Broker
 	var err error
-	if id == s.agentID {
-		b, _, err = s.act(ctx, "") // the own agent: registered on first use
+	if id == s.agentID && !s.heldBySomeone(id) {
+		b, _, err = s.act(ctx, "") // the default agent: hosted on first use
 	} else {
 		b, err = s.broker()
 	}
@@ -93,27 +93,21 @@ func (s *Service) notHosted(ctx context.Context, b *broker.Broker, agentID strin
 	return fmt.Sprintf("no agent %q is registered; register it with aacp_register_agent, or read %s (this server's own agent)", agentID, InboxURI(s.agentID))
 }
 
-// completeAgentID proposes agent ids for the template: the own agent,
-// then the registered agents (those this process hosts first), each
-// beginning with what was typed (ignoring case).
-func (s *Service) completeAgentID(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+// completeAgentID proposes agent ids for the template: only inboxes this
+// process can read — the default agent, then the agents its sessions
+// hold — each beginning with what was typed (ignoring case).
+func (s *Service) completeAgentID(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	if req.Argument != "agentId" {
 		return &mcp.CompleteResult{}, nil
 	}
-	ids := []string{s.agentID}
-	if b, err := s.broker(); err == nil {
-		if all, err := b.Agents(ctx, broker.AgentsInput{}); err == nil {
-			var local, other []string
-			for _, a := range all.Agents {
-				if a.Local {
-					local = append(local, a.AgentID)
-				} else {
-					other = append(other, a.AgentID)
-				}
-			}
-			ids = append(append(ids, local...), other...)
-		}
+	s.mu.Lock()
+	held := make([]string, 0, len(s.holders))
+	for id := range s.holders {
+		held = append(held, id)
 	}
+	s.mu.Unlock()
+	slices.Sort(held)
+	ids := append([]string{s.agentID}, held...)
 	prefix := strings.ToLower(req.Value)
 	var out []string
 	for _, id := range ids {

@@ -176,14 +176,15 @@ func TestInboxResource(t *testing.T) {
 		t.Errorf("peer: %q", msg)
 	}
 
-	// Completion proposes registered agents.
+	// Completion proposes only the inboxes this process can read: not
+	// peer, hosted by another process.
 	res := c.rpc("completion/complete", `{"ref":{"type":"ref/resource","uri":"`+InboxTemplate+`"},"argument":{"name":"agentId","value":"P"}}`)
-	if vals := res["completion"].(map[string]any)["values"].([]any); !slices.Equal(vals, []any{"peer"}) {
-		t.Errorf("completion of P: %v, want [peer]", vals)
+	if vals, _ := res["completion"].(map[string]any)["values"].([]any); len(vals) != 0 {
+		t.Errorf("completion of P: %v, want none (peer is hosted elsewhere)", vals)
 	}
 	res = c.rpc("completion/complete", `{"ref":{"type":"ref/resource","uri":"`+InboxTemplate+`"},"argument":{"name":"agentId","value":""}}`)
-	if vals := res["completion"].(map[string]any)["values"].([]any); !slices.Equal(vals, []any{"mgr", "peer"}) {
-		t.Errorf("completion of \"\": %v, want [mgr peer]", vals)
+	if vals := res["completion"].(map[string]any)["values"].([]any); !slices.Equal(vals, []any{"mgr"}) {
+		t.Errorf("completion of \"\": %v, want [mgr]", vals)
 	}
 }
 

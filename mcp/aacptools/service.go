@@ -1,6 +1,7 @@
 package aacptools
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -35,21 +36,29 @@ type Options struct {
 }
 
 // Service holds the broker behind the aacp_* tools: it opens it on first
-// use, registers the process's own agent the first time a tool acts for
-// it, and closes it with Close. All methods are safe for concurrent use.
+// use, gives each MCP session its own agent identity, keeps the agents'
+// presence, and closes it all with Close. All methods are safe for
+// concurrent use.
 type Service struct {
-	agentID   string
-	agentType envelope.AgentType
-	bopts     broker.Options
-	open      func(broker.Options) (*broker.Broker, error)
+	agentID    string
+	agentType  envelope.AgentType
+	listed     bool // agentID was configured: it is written to the registry
+	bopts      broker.Options
+	open       func(broker.Options) (*broker.Broker, error)
+	clock      core.Clock
+	idleAfter  time.Duration
+	staleAfter time.Duration
+	presence   *presence
 
 	notify *notifier
 
 	mu      sync.Mutex
-	b       *broker.Broker // guarded by mu: nil until first use
-	closed  bool           // guarded by mu
-	own     bool           // guarded by mu: the own agent is registered
-	servers []*mcp.Server  // guarded by mu: where the inbox resource is registered
+	b       *broker.Broker            // guarded by mu: nil until first use
+	closed  bool                      // guarded by mu
+	holders map[string]*mcp.Session   // guarded by mu: agent → the session holding it (nil: held outside any session)
+	idents  map[*mcp.Session]string   // guarded by mu: session → its identity
+	watched map[*mcp.Session]struct{} // guarded by mu: sessions whose end releases their agents
+	servers []*mcp.Server             // guarded by mu: where the inbox resource is registered
 }
 
 // New returns a Service for opts. It opens nothing: the broker (and so the
@@ -79,8 +88,15 @@ func New(opts Options) (*Service, error) {
 	if c.DataDir == "" {
 		return nil, configError("aacp.dataDir", "", "a non-empty directory path", "must not be empty")
 	}
+	clock := opts.Clock
+	if clock == nil {
+		clock = core.SystemClock{}
+	}
 	s := &Service{
-		agentID: id, agentType: typ, open: opts.Open,
+		agentID: id, agentType: typ, open: opts.Open, listed: c.AgentID != "", clock: clock,
+		idleAfter: msOr(c.IdleAfterMs, 2*time.Minute), staleAfter: msOr(c.StaleAfterMs, 15*time.Minute),
+		presence: newPresence(c.DataDir, clock),
+		holders:  map[string]*mcp.Session{}, idents: map[*mcp.Session]string{}, watched: map[*mcp.Session]struct{}{},
 		bopts: broker.Options{
 			DataDir: c.DataDir, Fsync: fsync, DefaultTTL: time.Duration(c.DefaultTTLMs) * time.Millisecond,
 			Policies: Policies(c), Logger: opts.Logger, Clock: opts.Clock,
@@ -97,6 +113,16 @@ func New(opts Options) (*Service, error) {
 	s.bopts.OnInbox = s.notify.changed
 	return s, nil
 }
+
+// msOr is ms milliseconds, or def when ms is not positive.
+func msOr(ms int, def time.Duration) time.Duration {
+	if ms <= 0 {
+		return def
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+func (s *Service) now() time.Time { return s.clock.Now().UTC() }
 
 func configError(key, value, allowed, reason string) *core.ConfigError {
 	return &core.ConfigError{Key: key, Env: core.EnvName(key), Value: value, Allowed: allowed, Reason: reason}
@@ -179,48 +205,166 @@ func (s *Service) broker() (*broker.Broker, error) {
 }
 
 // act returns the broker and the agent a call acts for: agentID, or the
-// own agent when agentID is empty. The own agent is registered (claimed)
-// with the configured type the first time a call acts for it; another
-// agent must have been registered through aacp_register_agent by this
-// process.
+// identity of the call's session when agentID is empty (what it
+// registered, else the process's default agent, hosted on first use).
+// An agent another live session of this process holds is refused
+// (E_ROUTING_003, naming the holder); any other agent must have been
+// registered in this session (E_ROUTING_001 otherwise).
 func (s *Service) act(ctx context.Context, agentID string) (*broker.Broker, string, error) {
 	b, err := s.broker()
 	if err != nil {
 		return nil, "", err
 	}
-	if agentID == "" {
-		agentID = s.agentID
-	}
-	if agentID != s.agentID {
-		return b, agentID, nil
-	}
+	sess := mcp.SessionOf(ctx)
 	s.mu.Lock()
-	own := s.own
+	if agentID == "" {
+		agentID = cmp.Or(s.idents[sess], s.agentID)
+	}
+	h, held := s.holders[agentID]
 	s.mu.Unlock()
-	if !own {
-		if _, err := s.register(ctx, b, agentID, broker.RegisterInput{Type: s.agentType}); err != nil {
-			return nil, "", err
+	switch {
+	case held && (h == sess || h == nil):
+		if h == nil && sess != nil {
+			s.hold(sess, agentID, false)
 		}
+		s.seen(agentID)
+		return b, agentID, nil
+	case held:
+		return nil, "", heldError(agentID, h)
+	case agentID != s.agentID:
+		if err := envelope.CheckAgentID(agentID); err != nil {
+			return nil, "", err.WithDetail("path", "/agentId")
+		}
+		return nil, "", envelope.Errorf(envelope.CodeAgentNotFound,
+			"agent %q is not registered in this session; call aacp_register_agent {\"agentId\":%q, \"type\":...} first, or leave agentId out to act as %q",
+			agentID, agentID, cmp.Or(s.identity(sess), s.agentID)).WithDetail("path", "/agentId")
+	}
+	if _, err := s.register(ctx, b, sess, agentID, broker.RegisterInput{Type: s.agentType, Unlisted: !s.listed}, false); err != nil {
+		return nil, "", err
 	}
 	return b, agentID, nil
 }
 
-// register registers agentID on b, remembering when it is the own agent.
-func (s *Service) register(ctx context.Context, b *broker.Broker, agentID string, in broker.RegisterInput) (broker.RegisterOutput, error) {
+// identity is the agent sess registered, or "".
+func (s *Service) identity(sess *mcp.Session) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.idents[sess]
+}
+
+// heldBySomeone reports whether a session (or the process) of this
+// server holds agentID.
+func (s *Service) heldBySomeone(agentID string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.holders[agentID]
+	return ok
+}
+
+// heldError refuses an agent another session holds.
+func heldError(agentID string, h *mcp.Session) *core.Error {
+	who := "session " + h.CorrelationID()
+	if ci := h.ClientInfo(); ci.Name != "" {
+		who += " (" + ci.Name + " " + ci.Version + ")"
+	}
+	return envelope.Errorf(envelope.CodeChannelUnavailable,
+		"agent %q is held by another live %s of this server, over %s; register your own id with aacp_register_agent {\"agentId\":\"<a new id>\", \"type\":...}",
+		agentID, who, h.Transport()).WithDetail("holder", h.CorrelationID())
+}
+
+// register registers agentID on b for sess: refused when another live
+// session holds it; on success the session holds it, and it becomes the
+// session's identity when ident is set (aacp_register_agent) or the
+// session had none.
+func (s *Service) register(ctx context.Context, b *broker.Broker, sess *mcp.Session, agentID string, in broker.RegisterInput, ident bool) (broker.RegisterOutput, error) {
+	s.mu.Lock()
+	h, held := s.holders[agentID]
+	s.mu.Unlock()
+	if held && h != sess && h != nil {
+		return broker.RegisterOutput{}, heldError(agentID, h)
+	}
 	out, err := b.RegisterAgent(ctx, agentID, in)
 	if err != nil {
 		var ce *core.Error
-		if agentID == s.agentID && errors.As(err, &ce) && ce.Code == envelope.CodeChannelUnavailable && strings.Contains(ce.Message, "another process") {
-			return out, ce.WithDetail("hint", "two sessions share the agent id "+agentID+"; give each its own aacp.agentId (MCPRT_AACP_AGENT_ID)")
+		if errors.As(err, &ce) && ce.Code == envelope.CodeChannelUnavailable && strings.Contains(ce.Message, "another process") {
+			return out, ce.WithDetail("hint", "another session holds the agent id "+agentID+"; give each session its own id (aacp_register_agent agentId, or aacp.agentId / MCPRT_AACP_AGENT_ID)")
 		}
 		return out, err
 	}
-	if agentID == s.agentID {
-		s.mu.Lock()
-		s.own = true
-		s.mu.Unlock()
-	}
+	s.hold(sess, agentID, ident)
+	s.seen(agentID)
 	return out, nil
+}
+
+// hold records that sess holds agentID, watching sess so that its end
+// releases what it holds. agentID becomes sess's identity when ident is
+// set (a registration) or sess has none yet.
+func (s *Service) hold(sess *mcp.Session, agentID string, ident bool) {
+	s.mu.Lock()
+	s.holders[agentID] = sess
+	watch := false
+	if sess != nil {
+		if ident || s.idents[sess] == "" {
+			s.idents[sess] = agentID
+		}
+		if _, ok := s.watched[sess]; !ok {
+			s.watched[sess] = struct{}{}
+			watch = true
+		}
+	}
+	s.mu.Unlock()
+	if watch {
+		go func() {
+			<-sess.Done()
+			s.sessionEnded(sess)
+		}()
+	}
+}
+
+// sessionEnded releases the agents sess held: they stay registered and
+// show offline; messages to them wait for their next session.
+func (s *Service) sessionEnded(sess *mcp.Session) {
+	s.mu.Lock()
+	var ids []string
+	for id, h := range s.holders {
+		if h == sess {
+			ids = append(ids, id)
+			delete(s.holders, id)
+		}
+	}
+	delete(s.idents, sess)
+	delete(s.watched, sess)
+	b, closed := s.b, s.closed
+	s.mu.Unlock()
+	for _, id := range ids {
+		s.presence.forget(id)
+		if b != nil && !closed {
+			_ = b.Release(id) // not hosted (any more) is fine
+		}
+	}
+}
+
+// seen is a sign of life of agentID: a coalesced heartbeat.
+func (s *Service) seen(agentID string) {
+	_ = s.presence.beat(agentID, "", "", false)
+}
+
+// Heartbeat counts a tool call of the session of ctx as a heartbeat of
+// its agent, when it has one; it touches no disk on the caller's path.
+func (s *Service) Heartbeat(ctx context.Context) {
+	sess := mcp.SessionOf(ctx)
+	if sess == nil {
+		return
+	}
+	s.mu.Lock()
+	id := s.idents[sess]
+	if id == "" && s.holders[s.agentID] == sess {
+		id = s.agentID
+	}
+	s.mu.Unlock()
+	if id != "" {
+		s.seen(id)
+	}
 }
 
 // Broker returns the broker behind the tools, opening it when create is
@@ -256,9 +400,11 @@ func (s *Service) Close() error {
 	s.closed = true
 	s.mu.Unlock()
 	if b == nil {
+		s.presence.close()
 		s.notify.close()
 		return nil
 	}
+	s.presence.close()
 	err := b.Close()
 	s.notify.close() // after the broker: nothing calls it any more
 	if err != nil {
