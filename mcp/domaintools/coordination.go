@@ -3,6 +3,7 @@ package domaintools
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/mcprt/mcprt/domain/guard"
@@ -72,9 +73,14 @@ func (d *Domain) reservationGate(agentID string, useCaller bool) guard.Reservati
 // CheckPaths runs guard_check's rules for a program such as `mcprt guard
 // check`: the policies of policyID and sessionID (see guard.Service.Check)
 // and the reservations of agents other than agentID ("" for none: then
-// every live agent's exclusive reservation blocks).
+// every live agent's exclusive reservation blocks). A store that does not
+// exist yet holds no reservations and no sessions: it is not created.
 func (d *Domain) CheckPaths(ctx context.Context, policyID, sessionID, agentID string, paths []string) (guard.Result, error) {
-	return d.guard.CheckGated(ctx, policyID, paths, sessionID, d.reservationGate(agentID, false))
+	gate := d.reservationGate(agentID, false)
+	if _, err := os.Stat(d.db.Path()); err != nil && sessionID == "" {
+		gate = nil
+	}
+	return d.guard.CheckGated(ctx, policyID, paths, sessionID, gate)
 }
 
 // coordSpecs lists the specs of the coordination tools.
