@@ -130,7 +130,7 @@ func (s *Service) Reserve(ctx context.Context, req Request) (Result, error) {
 		if err != nil {
 			return Result{}, fmt.Errorf("reserve_paths: %w", err)
 		}
-		live, released, err := s.dropGone(ctx, me, conflicts)
+		live, released, err := s.dropGone(ctx, me, conflicts, true)
 		if err != nil {
 			return Result{}, err
 		}
@@ -142,9 +142,9 @@ func (s *Service) Reserve(ctx context.Context, req Request) (Result, error) {
 	}
 }
 
-// dropGone splits conflicts into those of live holders and releases the
-// leases of gone ones (recorded, holders told).
-func (s *Service) dropGone(ctx context.Context, me string, conflicts []Conflict) ([]Conflict, []Lease, error) {
+// dropGone splits conflicts into those of live holders and, with release,
+// releases the leases of gone ones (recorded, holders told).
+func (s *Service) dropGone(ctx context.Context, me string, conflicts []Conflict, release bool) ([]Conflict, []Lease, error) {
 	var live []Conflict
 	gone := map[string]string{}
 	state := map[string]bool{}
@@ -164,6 +164,9 @@ func (s *Service) dropGone(ctx context.Context, me string, conflicts []Conflict)
 		}
 	}
 	var released []Lease
+	if !release {
+		return live, nil, nil
+	}
 	for _, h := range slices.Sorted(maps.Keys(gone)) {
 		ls, err := s.opts.Store.Release(ctx, h, nil, me, "holder "+h+" is "+gone[h], s.opts.Clock.Now())
 		if err != nil {
@@ -340,27 +343,28 @@ func (s *Service) List(ctx context.Context, agentID, path string) ([]Lease, int,
 }
 
 // Check returns, for each path, the other agents' active leases that
-// overlap it (live holders only: a gone holder's leases are released on
-// the way and returned second).
-func (s *Service) Check(ctx context.Context, paths []string) ([]Conflict, []Lease, error) {
+// overlap it, of live holders only (a gone holder's leases do not block;
+// the next reserve in their way releases them). It changes nothing.
+func (s *Service) Check(ctx context.Context, paths []string) ([]Conflict, error) {
 	pats, err := parseAll("paths", paths)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	me, err := s.Caller(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	cs, err := s.opts.Store.Overlapping(ctx, pats, me, s.opts.Clock.Now())
 	if err != nil {
-		return nil, nil, fmt.Errorf("check_reservations: %w", err)
+		return nil, fmt.Errorf("check_reservations: %w", err)
 	}
-	return s.dropGone(ctx, me, cs)
+	live, _, err := s.dropGone(ctx, me, cs, false)
+	return live, err
 }
 
 // Blocking returns the exclusive leases of live agents other than agentID
 // ("" for none) that cover any of the normalised changed paths: the guard
-// gate. Gone holders' leases are released on the way.
+// gate. It changes nothing.
 func (s *Service) Blocking(ctx context.Context, agentID string, paths []string) ([]Conflict, error) {
 	pats := make([]Pattern, len(paths))
 	for i, p := range paths {
@@ -377,7 +381,7 @@ func (s *Service) Blocking(ctx context.Context, agentID string, paths []string) 
 			excl = append(excl, c)
 		}
 	}
-	live, _, err := s.dropGone(ctx, agentID, excl)
+	live, _, err := s.dropGone(ctx, agentID, excl, false)
 	return live, err
 }
 

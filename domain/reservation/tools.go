@@ -219,7 +219,7 @@ type CheckOutput struct {
 
 // Check is the check_reservations handler.
 func (t *Tools) Check(ctx context.Context, in CheckInput) (CheckOutput, error) {
-	cs, _, err := t.svc.Check(ctx, in.Paths)
+	cs, err := t.svc.Check(ctx, in.Paths)
 	if err != nil {
 		return CheckOutput{}, err
 	}

@@ -6,25 +6,33 @@ import (
 	"os"
 	"time"
 
+	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/domain/guard"
 	"github.com/mcprt/mcprt/domain/reservation"
+	"github.com/mcprt/mcprt/domain/task"
 	"github.com/mcprt/mcprt/domain/toolspec"
 	"github.com/mcprt/mcprt/mcp"
 )
 
-// URIReservationsActive is the resource of the active file reservations.
-const URIReservationsActive = "reservations://active"
+// The resources of the coordination tools.
+const (
+	URIReservationsActive = "reservations://active"
+	URITasksOpen          = "tasks://open"
+	URITask               = "tasks://id/{id}"
+)
 
 // Messaging is what the coordination tools need of the agent messaging
 // service: the caller's identity, other agents' presence and durable
 // notices. *aacptools.Service satisfies it.
 type Messaging interface {
 	reservation.Messaging
+	task.Messaging
 }
 
 // coordination holds the reservation and work-queue services.
 type coordination struct {
 	reservations *reservation.Service
+	tasks        *task.Service
 }
 
 // newCoordination builds the coordination services over the store and
@@ -32,6 +40,7 @@ type coordination struct {
 func (d *Domain) newCoordination(cfg Config, opts Options) {
 	d.coord.reservations = reservation.NewService(reservation.Options{Store: d.db.Reservations(), Clock: opts.Clock, IDs: opts.IDs,
 		MaxPerAgent: cfg.Coord.MaxReservationsPerAgent, DefaultTTL: time.Duration(cfg.Coord.DefaultTTLSeconds) * time.Second})
+	d.coord.tasks = task.NewService(d.db.Tasks(), opts.Clock, opts.IDs)
 	d.guard.SetReservationGate(d.reservationGate("", true))
 }
 
@@ -43,6 +52,7 @@ func (d *Domain) ConnectMessaging(m Messaging) {
 		return
 	}
 	d.coord.reservations.Connect(m)
+	d.coord.tasks.Connect(m)
 }
 
 // reservationGate is guard_check's reservation gate for agentID, or for
@@ -85,7 +95,7 @@ func (d *Domain) CheckPaths(ctx context.Context, policyID, sessionID, agentID st
 
 // coordSpecs lists the specs of the coordination tools.
 func coordSpecs() []toolspec.Spec {
-	return reservation.ToolSpecs()
+	return append(reservation.ToolSpecs(), task.ToolSpecs()...)
 }
 
 // addCoordTools registers the reservation tools.
@@ -97,18 +107,57 @@ func (d *Domain) addCoordTools(r *registrar) {
 	add(r, "force_release_reservation", rt.Force)
 	add(r, "list_reservations", rt.List)
 	add(r, "check_reservations", rt.Check)
+	tt := task.NewTools(d.coord.tasks)
+	add(r, "task_post", tt.Post)
+	add(r, "task_claim", tt.Claim)
+	add(r, "task_update", tt.Update)
+	add(r, "task_handoff", tt.Handoff)
+	add(r, "task_release", tt.Release)
+	add(r, "task_steal", tt.Steal)
+	add(r, "task_list", tt.List)
+	add(r, "task_get", tt.Get)
 }
 
-// registerCoordResources adds reservations://active.
+// registerCoordResources adds reservations://active, tasks://open and
+// tasks://id/{id}, each when the tool it mirrors was admitted.
 func (d *Domain) registerCoordResources(srv *mcp.Server, admitted map[string]bool) error {
-	rt := reservation.NewTools(d.coord.reservations)
-	if admitted["list_reservations"] {
-		if err := srv.AddResource(mcp.Resource{URI: URIReservationsActive, Name: "active-reservations", Title: "Active file reservations",
-			Description: "Every active file reservation (at most 500, oldest first) and how many there are", MIMEType: mimeJSON},
-			func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	rt, tt := reservation.NewTools(d.coord.reservations), task.NewTools(d.coord.tasks)
+	defs := []resourceDef{
+		{tool: "list_reservations", res: &mcp.Resource{URI: URIReservationsActive, Name: "active-reservations", Title: "Active file reservations",
+			Description: "Every active file reservation (at most 500, oldest first) and how many there are"},
+			handler: func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 				out, err := rt.List(ctx, reservation.ListInput{})
 				return jsonResult(req.URI, out, err)
-			}); err != nil {
+			}},
+		{tool: "task_list", res: &mcp.Resource{URI: URITasksOpen, Name: "open-tasks", Title: "Open tasks",
+			Description: "The open tasks of the work queue (at most 500, by priority then age) and how many there are"},
+			handler: func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				out, err := tt.List(ctx, task.ListArgs{Status: task.StatusOpen, Limit: task.MaxListLimit})
+				return jsonResult(req.URI, out, err)
+			}},
+		{tool: "task_get", tmpl: &mcp.ResourceTemplate{URITemplate: URITask, Name: "task", Title: "Task",
+			Description: "One task of the work queue with its history"},
+			handler: func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				out, err := tt.Get(ctx, task.GetArgs{TaskID: req.Variables["id"]})
+				if ce := core.AsError(err); err != nil && ce.Code == task.CodeNotFound {
+					err = core.NewError(core.CodeNotFound, ce.Message)
+				}
+				return jsonResult(req.URI, out, err)
+			}},
+	}
+	for _, def := range defs {
+		if !admitted[def.tool] {
+			continue
+		}
+		var err error
+		if def.res != nil {
+			def.res.MIMEType = mimeJSON
+			err = srv.AddResource(*def.res, def.handler)
+		} else {
+			def.tmpl.MIMEType = mimeJSON
+			err = srv.AddResourceTemplate(*def.tmpl, def.handler)
+		}
+		if err != nil {
 			return err
 		}
 	}
