@@ -23,7 +23,7 @@ var (
 	domainWriteTools = []string{"agent_run", "guard_apply", "memory_delete", "memory_import", "memory_store", "session_complete",
 		"session_create", "session_fail", "session_join", "session_leave", "workflow_run",
 		"force_release_reservation", "release_reservations", "renew_reservations", "reserve_paths",
-		"task_claim", "task_handoff", "task_post", "task_release", "task_steal", "task_update"}
+		"task_claim", "task_handoff", "task_post", "task_release", "task_steal", "task_update", "coord_finish", "coord_start"}
 )
 
 // newDomainClient starts the binary with its store in dir (a fresh

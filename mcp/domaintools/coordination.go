@@ -33,6 +33,7 @@ type Messaging interface {
 type coordination struct {
 	reservations *reservation.Service
 	tasks        *task.Service
+	msg          Messaging // nil until ConnectMessaging
 }
 
 // newCoordination builds the coordination services over the store and
@@ -51,6 +52,7 @@ func (d *Domain) ConnectMessaging(m Messaging) {
 	if m == nil {
 		return
 	}
+	d.coord.msg = m
 	d.coord.reservations.Connect(m)
 	d.coord.tasks.Connect(m)
 }
@@ -95,7 +97,7 @@ func (d *Domain) CheckPaths(ctx context.Context, policyID, sessionID, agentID st
 
 // coordSpecs lists the specs of the coordination tools.
 func coordSpecs() []toolspec.Spec {
-	return append(reservation.ToolSpecs(), task.ToolSpecs()...)
+	return append(append(reservation.ToolSpecs(), task.ToolSpecs()...), macroSpecs()...)
 }
 
 // addCoordTools registers the reservation tools.
@@ -116,6 +118,8 @@ func (d *Domain) addCoordTools(r *registrar) {
 	add(r, "task_steal", tt.Steal)
 	add(r, "task_list", tt.List)
 	add(r, "task_get", tt.Get)
+	add(r, "coord_start", d.coordStart)
+	add(r, "coord_finish", d.coordFinish)
 }
 
 // registerCoordResources adds reservations://active, tasks://open and
