@@ -59,19 +59,57 @@ type InboxSummary struct {
 	Messages  []InboxItem `json:"messages" jsonschema:"The first 20, in the order aacp_receive hands them out"`
 }
 
+// TaskBrief is a task in coord_start's lists (task_get has the rest).
+type TaskBrief struct {
+	TaskID   string   `json:"taskId"`
+	Title    string   `json:"title"`
+	Priority int      `json:"priority"`
+	Status   string   `json:"status"`
+	Assignee string   `json:"assignee,omitempty"`
+	Labels   []string `json:"labels,omitempty"`
+}
+
+// LeaseBrief is a reservation in coord_start's lists.
+type LeaseBrief struct {
+	ID        string `json:"id"`
+	AgentID   string `json:"agentId"`
+	Path      string `json:"path"`
+	Exclusive bool   `json:"exclusive"`
+	ExpiresAt string `json:"expiresAt"`
+}
+
+// ReservedBrief is what coord_start's reservePaths got.
+type ReservedBrief struct {
+	Granted   bool                         `json:"granted"`
+	Leases    []LeaseBrief                 `json:"leases"`
+	Conflicts []reservation.ConflictOutput `json:"conflicts"`
+}
+
 // StartOutput is the result of coord_start.
 type StartOutput struct {
-	AgentID      string                     `json:"agentId"`
-	AgentType    string                     `json:"agentType"`
-	SessionID    string                     `json:"sessionId,omitempty"`
-	Joined       bool                       `json:"joined,omitempty" jsonschema:"false when you were already a participant"`
-	Reserved     *reservation.ReserveOutput `json:"reserved,omitempty"`
-	Inbox        InboxSummary               `json:"inbox"`
-	MyTasks      []task.TaskOutput          `json:"myTasks" jsonschema:"Tasks you hold"`
-	OpenTasks    []task.TaskOutput          `json:"openTasks" jsonschema:"The first 20 open tasks by priority"`
-	OpenTotal    int                        `json:"openTotal"`
-	Reservations []reservation.LeaseOutput  `json:"reservations" jsonschema:"The first 20 active reservations"`
-	ResTotal     int                        `json:"reservationsTotal"`
+	AgentID      string         `json:"agentId"`
+	AgentType    string         `json:"agentType"`
+	SessionID    string         `json:"sessionId,omitempty"`
+	Joined       bool           `json:"joined,omitempty"`
+	Reserved     *ReservedBrief `json:"reserved,omitempty"`
+	Inbox        InboxSummary   `json:"inbox"`
+	MyTasks      []TaskBrief    `json:"myTasks" jsonschema:"Tasks you hold"`
+	OpenTasks    []TaskBrief    `json:"openTasks" jsonschema:"The first 20 open tasks by priority"`
+	OpenTotal    int            `json:"openTotal"`
+	Reservations []LeaseBrief   `json:"reservations" jsonschema:"The first 20 active reservations"`
+	ResTotal     int            `json:"reservationsTotal"`
+}
+
+func taskBrief(t task.TaskOutput) TaskBrief {
+	return TaskBrief{TaskID: t.TaskID, Title: t.Title, Priority: t.Priority, Status: string(t.Status), Assignee: t.Assignee, Labels: t.Labels}
+}
+
+func leaseBriefs(ls []reservation.LeaseOutput) []LeaseBrief {
+	out := make([]LeaseBrief, len(ls))
+	for i, l := range ls {
+		out[i] = LeaseBrief{ID: l.ID, AgentID: l.AgentID, Path: l.Path, Exclusive: l.Exclusive, ExpiresAt: l.ExpiresAt}
+	}
+	return out
 }
 
 func (d *Domain) macroBroker(ctx context.Context) (*broker.Broker, string, error) {
@@ -118,7 +156,7 @@ func (d *Domain) coordStart(ctx context.Context, in StartArgs) (StartOutput, err
 		if err != nil {
 			return StartOutput{}, err
 		}
-		out.Reserved = &r
+		out.Reserved = &ReservedBrief{Granted: r.Granted, Leases: leaseBriefs(r.Leases), Conflicts: r.Conflicts}
 	}
 	inbox, err := b.Inbox(ctx, me)
 	if err != nil {
@@ -138,22 +176,25 @@ func (d *Domain) coordStart(ctx context.Context, in StartArgs) (StartOutput, err
 	if err != nil {
 		return StartOutput{}, err
 	}
-	out.MyTasks = []task.TaskOutput{}
+	out.MyTasks = []TaskBrief{}
 	for _, t := range mine.Tasks {
 		if t.Status.Held() {
-			out.MyTasks = append(out.MyTasks, t)
+			out.MyTasks = append(out.MyTasks, taskBrief(t))
 		}
 	}
 	open, err := tt.List(ctx, task.ListArgs{Status: task.StatusOpen, Limit: maxSummaryItems})
 	if err != nil {
 		return StartOutput{}, err
 	}
-	out.OpenTasks, out.OpenTotal = open.Tasks, open.Total
+	out.OpenTasks, out.OpenTotal = []TaskBrief{}, open.Total
+	for _, t := range open.Tasks {
+		out.OpenTasks = append(out.OpenTasks, taskBrief(t))
+	}
 	ls, total, err := d.coord.reservations.List(ctx, "", "")
 	if err != nil {
 		return StartOutput{}, err
 	}
-	out.Reservations, out.ResTotal = reservation.Outputs(ls[:min(len(ls), maxSummaryItems)]), total
+	out.Reservations, out.ResTotal = leaseBriefs(reservation.Outputs(ls[:min(len(ls), maxSummaryItems)])), total
 	return out, nil
 }
 
