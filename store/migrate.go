@@ -118,6 +118,8 @@ var migrations = []migration{
 	}, nil},
 	{5, "a feed of changes: one row per write, written by triggers in the write's transaction", changeFeedSchema, nil},
 	{6, "an index of trace batches by trace id and session id", traceIndexSchema, backfillTraceIndex},
+	{7, "file reservations: advisory leases on paths and globs", reservationSchema, nil},
+	{8, "the work queue: tasks, their labels, dependencies and transitions", taskSchema, nil},
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -17,10 +17,13 @@ var (
 	// ones mode READONLY admits.
 	domainReadOnlyTools = []string{"agent_get", "guard_check", "guard_list", "memory_export", "memory_list", "memory_retrieve",
 		"memory_search", "memory_stats", "session_list", "session_status", "trace_analyze", "trace_by_session",
-		"trace_get", "trace_list", "trace_tree", "workflow_describe", "workflow_list"}
+		"trace_get", "trace_list", "trace_tree", "workflow_describe", "workflow_list",
+		"check_reservations", "list_reservations", "task_get", "task_list"}
 	// domainWriteTools change the store.
 	domainWriteTools = []string{"agent_run", "guard_apply", "memory_delete", "memory_import", "memory_store", "session_complete",
-		"session_create", "session_fail", "session_join", "session_leave", "workflow_run"}
+		"session_create", "session_fail", "session_join", "session_leave", "workflow_run",
+		"force_release_reservation", "release_reservations", "renew_reservations", "reserve_paths",
+		"task_claim", "task_handoff", "task_post", "task_release", "task_steal", "task_update", "coord_finish", "coord_start"}
 )
 
 // newDomainClient starts the binary with its store in dir (a fresh

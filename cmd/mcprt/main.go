@@ -248,6 +248,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 		logger.Error("cannot register the aacp tools", "error", err.Error())
 		return exitFatal
 	}
+	domain.ConnectMessaging(messaging) // reservations and the work queue: caller, presence, notices
 	if err := domain.ConnectAgents(agents, messaging); err != nil {
 		logger.Error("cannot connect the agent tools", "error", err.Error())
 		return exitFatal

@@ -16,7 +16,18 @@ const (
 	ViolationPathNotAllowed       = "path_not_allowed"
 	ViolationPathForbidden        = "path_forbidden"
 	ViolationChangeRadiusExceeded = "change_radius_exceeded"
+	// ViolationPathReserved: another live agent holds an exclusive
+	// reservation on the path.
+	ViolationPathReserved = "path_reserved"
 )
+
+// GateReservation is the gate Service.Check adds when a reservation gate
+// is set: changed paths reserved exclusively by another live agent.
+const GateReservation = "reservation"
+
+// DefaultPolicyID is the policy a check with neither a policy nor a
+// session's policies runs.
+const DefaultPolicyID = "default"
 
 // Violation is one broken rule.
 type Violation struct {
@@ -27,7 +38,10 @@ type Violation struct {
 
 // GateResult is the outcome of one gate.
 type GateResult struct {
-	Gate       string
+	Gate string
+	// PolicyID is the policy whose gate this is ("" for the reservation
+	// gate).
+	PolicyID   string
 	Passed     bool
 	Violations []Violation
 }
@@ -36,6 +50,8 @@ type GateResult struct {
 type Result struct {
 	Passed   bool
 	PolicyID string
+	// PolicyIDs are every policy checked, PolicyID first.
+	PolicyIDs []string
 	// Paths are the distinct normalised paths, sorted.
 	Paths []string
 	Gates []GateResult
@@ -90,12 +106,12 @@ func CheckIn(p Policy, root string, changedPaths []string) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Passed: true, PolicyID: p.ID, Paths: paths, Gates: []GateResult{}}
+	res := Result{Passed: true, PolicyID: p.ID, PolicyIDs: []string{p.ID}, Paths: paths, Gates: []GateResult{}}
 	for _, g := range Gates {
 		if !slices.Contains(p.Gates, g) {
 			continue
 		}
-		gr := GateResult{Gate: g, Violations: []Violation{}}
+		gr := GateResult{Gate: g, PolicyID: p.ID, Violations: []Violation{}}
 		switch g {
 		case GatePathViolation:
 			gr.Violations = pathViolations(p, openWorkspace(root), paths)
@@ -124,8 +140,12 @@ func summary(r Result) string {
 			failed = append(failed, g.Gate)
 		}
 	}
-	if r.Passed {
-		return fmt.Sprintf("policy %q passed: %d path(s), %d gate(s), no violations", r.PolicyID, len(r.Paths), len(r.Gates))
+	what := fmt.Sprintf("policy %q", r.PolicyID)
+	if len(r.PolicyIDs) > 1 {
+		what = fmt.Sprintf("policies %q", strings.Join(r.PolicyIDs, ", "))
 	}
-	return fmt.Sprintf("policy %q failed: %d violation(s) in gate(s) %s over %d path(s)", r.PolicyID, n, strings.Join(failed, ", "), len(r.Paths))
+	if r.Passed {
+		return fmt.Sprintf("%s passed: %d path(s), %d gate(s), no violations", what, len(r.Paths), len(r.Gates))
+	}
+	return fmt.Sprintf("%s failed: %d violation(s) in gate(s) %s over %d path(s)", what, n, strings.Join(slices.Compact(failed), ", "), len(r.Paths))
 }

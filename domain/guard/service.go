@@ -33,6 +33,8 @@ type Service struct {
 	sessions *session.Service
 	root     string // the workspace root on disk; set before use (SetWorkspaceRoot)
 
+	gate ReservationGate // set before serving
+
 	mu       sync.RWMutex
 	policies map[string]Policy // by id; guarded by mu
 }
@@ -140,22 +142,85 @@ func (s *Service) Policy(id string) (Policy, error) {
 	return p, nil
 }
 
-// Check runs the policy's gates over the changed paths (see Check). With
-// a sessionID the session must exist.
+// ReservationGate returns a violation for each normalised changed path
+// that another live agent has reserved exclusively (the guard_check
+// gate "reservation"). The program that owns the reservations and the
+// caller's identity supplies it.
+type ReservationGate func(ctx context.Context, paths []string) ([]Violation, error)
+
+// SetReservationGate sets the gate Check runs after the policies' gates
+// (nil: none). Call it before serving.
+func (s *Service) SetReservationGate(g ReservationGate) { s.gate = g }
+
+// Check runs the gates of the policies that apply over the changed paths
+// (see Check), then the reservation gate when one is set. The policies
+// that apply are policyID when given and, with a sessionID, every policy
+// applied to that session (guard_apply), in the order applied; with
+// neither, the "default" policy. The session must exist.
 func (s *Service) Check(ctx context.Context, policyID string, changedPaths []string, sessionID string) (Result, error) {
-	p, err := s.Policy(policyID)
-	if err != nil {
-		return Result{}, err
+	return s.CheckGated(ctx, policyID, changedPaths, sessionID, s.gate)
+}
+
+// CheckGated is Check with the reservation gate g (nil: none) in place of
+// the one set.
+func (s *Service) CheckGated(ctx context.Context, policyID string, changedPaths []string, sessionID string, g ReservationGate) (Result, error) {
+	var ids []string
+	if policyID != "" {
+		if _, err := s.Policy(policyID); err != nil {
+			return Result{}, err
+		}
+		ids = append(ids, policyID)
 	}
 	if sessionID != "" {
 		if s.sessions == nil {
 			return Result{}, core.NewError(core.CodeNotImplemented, "sessionId: this server has no session store; check without a session")
 		}
-		if _, err := s.sessions.Get(ctx, sessionID); err != nil {
+		sess, err := s.sessions.Get(ctx, sessionID)
+		if err != nil {
 			return Result{}, err
 		}
+		for _, p := range sess.Policies {
+			if !slices.Contains(ids, p.PolicyID) {
+				ids = append(ids, p.PolicyID)
+			}
+		}
 	}
-	return CheckIn(p, s.root, changedPaths)
+	if len(ids) == 0 {
+		ids = []string{DefaultPolicyID}
+	}
+	paths, err := NormalizePaths(changedPaths)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Passed: true, PolicyID: ids[0], PolicyIDs: ids, Paths: paths, Gates: []GateResult{}}
+	for _, id := range ids {
+		p, err := s.Policy(id)
+		if err != nil {
+			return Result{}, core.AsError(err).WithDetail("sessionId", sessionID)
+		}
+		r, err := CheckIn(p, s.root, paths)
+		if err != nil {
+			return Result{}, err
+		}
+		for _, gr := range r.Gates {
+			gr.PolicyID = id
+			res.Gates = append(res.Gates, gr)
+			res.Passed = res.Passed && gr.Passed
+		}
+	}
+	if g != nil {
+		vs, err := g(ctx, paths)
+		if err != nil {
+			return Result{}, fmt.Errorf("guard: reservation gate: %w", err)
+		}
+		if vs == nil {
+			vs = []Violation{}
+		}
+		res.Gates = append(res.Gates, GateResult{Gate: GateReservation, Passed: len(vs) == 0, Violations: vs})
+		res.Passed = res.Passed && len(vs) == 0
+	}
+	res.Summary = summary(res)
+	return res, nil
 }
 
 // Apply applies an existing policy to an active session:

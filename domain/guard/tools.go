@@ -21,7 +21,7 @@ func ToolSpecs() []toolspec.Spec {
 	return []toolspec.Spec{
 		{Name: "guard_list", Title: "List guard policies", Description: "List the governance policies: allowed and forbidden path globs, gates, change-radius limit.",
 			ReadOnly: true, Idempotent: true},
-		{Name: "guard_check", Title: "Check changed paths", Description: "Run a policy's gates over changed paths and report every violation. Errors: POLICY_NOT_FOUND, SESSION_NOT_FOUND, INVALID_ARGUMENT for paths outside the workspace.",
+		{Name: "guard_check", Title: "Check changed paths", Description: "Check changed paths against policyId and/or every policy applied to sessionId (default policy: default), and against other live agents' exclusive reservations; report every violation. Errors: POLICY_NOT_FOUND, SESSION_NOT_FOUND, INVALID_ARGUMENT.",
 			ReadOnly: true, Idempotent: true},
 		{Name: "guard_apply", Title: "Apply a policy to a session", Description: "Apply a policy to an active session. Errors: POLICY_NOT_FOUND, SESSION_NOT_FOUND, SESSION_ALREADY_COMPLETED, POLICY_ALREADY_APPLIED.",
 			Idempotent: true}, // additive; a repeat changes nothing (POLICY_ALREADY_APPLIED)
@@ -73,21 +73,22 @@ func nonNil(s []string) []string {
 
 // CheckInput is the input of guard_check.
 type CheckInput struct {
-	PolicyID     string   `json:"policyId" jsonschema:"The policy ID to evaluate against"`
+	PolicyID     string   `json:"policyId,omitempty" jsonschema:"A policy to check against"`
 	ChangedPaths []string `json:"changedPaths" jsonschema:"Changed file paths, relative to the workspace root (at most 1000)"`
-	SessionID    string   `json:"sessionId,omitempty" jsonschema:"Optional session ID for context; it must exist"`
+	SessionID    string   `json:"sessionId,omitempty" jsonschema:"Also check the policies applied to this session"`
 }
 
 // ViolationOutput is one violation in guard_check.
 type ViolationOutput struct {
-	Type    string `json:"type" jsonschema:"path_not_allowed, path_forbidden or change_radius_exceeded"`
+	Type    string `json:"type" jsonschema:"path_not_allowed, path_forbidden, change_radius_exceeded or path_reserved"`
 	Path    string `json:"path" jsonschema:"The normalised path (empty for change_radius_exceeded)"`
 	Message string `json:"message" jsonschema:"What was wrong, for people"`
 }
 
 // GateOutput is one gate's result in guard_check.
 type GateOutput struct {
-	Gate       string            `json:"gate" jsonschema:"The gate: path_violation or change_radius"`
+	Gate       string            `json:"gate" jsonschema:"The gate: path_violation, change_radius or reservation"`
+	PolicyID   string            `json:"policyId,omitempty" jsonschema:"The policy of the gate (none for reservation)"`
 	Passed     bool              `json:"passed" jsonschema:"Whether the gate found no violation"`
 	Violations []ViolationOutput `json:"violations" jsonschema:"Every violation the gate found"`
 }
@@ -95,7 +96,8 @@ type GateOutput struct {
 // CheckOutput is the result of guard_check.
 type CheckOutput struct {
 	Passed       bool         `json:"passed" jsonschema:"Whether every gate passed"`
-	PolicyID     string       `json:"policyId" jsonschema:"The policy evaluated"`
+	PolicyID     string       `json:"policyId" jsonschema:"The first policy evaluated"`
+	PolicyIDs    []string     `json:"policyIds" jsonschema:"Every policy evaluated"`
 	SessionID    string       `json:"sessionId,omitempty" jsonschema:"The session given, if any"`
 	CheckedPaths []string     `json:"checkedPaths" jsonschema:"The distinct normalised paths that were checked"`
 	GateResults  []GateOutput `json:"gateResults" jsonschema:"One result per gate the policy runs"`
@@ -109,14 +111,14 @@ func (t *Tools) Check(ctx context.Context, in CheckInput) (CheckOutput, error) {
 	if err != nil {
 		return CheckOutput{}, err
 	}
-	out := CheckOutput{Passed: res.Passed, PolicyID: res.PolicyID, SessionID: in.SessionID, CheckedPaths: res.Paths,
+	out := CheckOutput{Passed: res.Passed, PolicyID: res.PolicyID, PolicyIDs: res.PolicyIDs, SessionID: in.SessionID, CheckedPaths: res.Paths,
 		GateResults: make([]GateOutput, len(res.Gates)), Summary: res.Summary}
 	for i, g := range res.Gates {
 		vs := make([]ViolationOutput, len(g.Violations))
 		for j, v := range g.Violations {
 			vs[j] = ViolationOutput(v)
 		}
-		out.GateResults[i] = GateOutput{Gate: g.Gate, Passed: g.Passed, Violations: vs}
+		out.GateResults[i] = GateOutput{Gate: g.Gate, PolicyID: g.PolicyID, Passed: g.Passed, Violations: vs}
 	}
 	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/domain/agent"
+	"github.com/mcprt/mcprt/domain/reservation"
 	"github.com/mcprt/mcprt/domain/trace"
 	"github.com/mcprt/mcprt/store"
 )
@@ -48,6 +49,13 @@ type AgentConfig struct {
 	RunTimeoutMs       int    `json:"runTimeoutMs" config:"min=1,max=3600000" help:"Deadline of an agent_run call, in milliseconds: how long a run (a workflow, a delegated task, an in-process agent) may take."`
 }
 
+// CoordConfig is the "coord" section of the configuration: file
+// reservations and the work queue (coordination.go).
+type CoordConfig struct {
+	MaxReservationsPerAgent int `json:"maxReservationsPerAgent" config:"min=1,max=100000" help:"Most active file reservations one agent may hold; reserve_paths over it fails with RESOURCE_EXHAUSTED."`
+	DefaultTTLSeconds       int `json:"defaultTtlSeconds" config:"min=1,max=604800" help:"Lease time of a reservation whose reserve_paths call gives no ttlSeconds, in seconds."`
+}
+
 // Config holds the sections of the domain tools.
 type Config struct {
 	Store    StoreConfig
@@ -55,6 +63,7 @@ type Config struct {
 	Trace    TraceConfig
 	Workflow WorkflowConfig
 	Agent    AgentConfig
+	Coord    CoordConfig
 }
 
 // DefaultConfig returns the defaults: the store and policies under
@@ -67,6 +76,7 @@ func DefaultConfig() Config {
 			BatchSize: trace.DefaultBatchSize, FlushIntervalMs: 200, RetentionMaxAgeMs: int(trace.DefaultMaxAge / time.Millisecond),
 			RetentionMaxEvents: trace.DefaultMaxEvents},
 		Agent: AgentConfig{MaxDelegationDepth: agent.DefaultMaxDelegationDepth, RunTimeoutMs: defaultRunTimeoutMs},
+		Coord: CoordConfig{MaxReservationsPerAgent: reservation.DefaultMaxPerAgent, DefaultTTLSeconds: 3600},
 	}
 }
 
@@ -75,7 +85,7 @@ func (c *Config) AddTo(l *core.Loader) error {
 	for _, s := range []struct {
 		path string
 		ptr  any
-	}{{"store", &c.Store}, {"guard", &c.Guard}, {"trace", &c.Trace}, {"workflow", &c.Workflow}, {"agent", &c.Agent}} {
+	}{{"store", &c.Store}, {"guard", &c.Guard}, {"trace", &c.Trace}, {"workflow", &c.Workflow}, {"agent", &c.Agent}, {"coord", &c.Coord}} {
 		if err := l.Add(s.path, s.ptr); err != nil {
 			return err
 		}

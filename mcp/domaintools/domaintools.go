@@ -53,6 +53,7 @@ type Domain struct {
 	serverID     string
 	flows        *workflow.Engine
 	clock        core.Clock
+	coord        coordination // reservations and the work queue (coordination.go)
 }
 
 // New builds the services. It touches no file but the policies directory,
@@ -108,6 +109,7 @@ func New(opts Options) (*Domain, error) {
 	if err := d.newWorkflows(cfg, dataDir, opts); err != nil {
 		return nil, err
 	}
+	d.newCoordination(cfg, opts)
 	// A workflow step may run an agent, and an agent may run a workflow:
 	// the delegation depth bounds the recursion.
 	d.flows.SetAgentRunner(d.agents)
@@ -161,7 +163,7 @@ func (d *Domain) Close(ctx context.Context) error {
 func (d *Domain) Register(srv *mcp.Server) error {
 	specs := map[string]toolspec.Spec{}
 	for _, list := range [][]toolspec.Spec{memory.ToolSpecs(), session.ToolSpecs(), guard.ToolSpecs(), trace.ToolSpecs(),
-		workflow.ToolSpecs(), agent.ToolSpecs()} {
+		workflow.ToolSpecs(), agent.ToolSpecs(), coordSpecs()} {
 		for _, s := range list {
 			specs[s.Name] = s
 		}
@@ -199,6 +201,7 @@ func (d *Domain) Register(srv *mcp.Server) error {
 	add(&r, "workflow_list", wt.List)
 	add(&r, "workflow_describe", wt.Describe)
 	d.addAgentTools(&r)
+	d.addCoordTools(&r)
 	if r.err == nil && len(r.done) != len(specs) {
 		for name := range specs {
 			if !r.done[name] {
@@ -217,6 +220,9 @@ func (d *Domain) Register(srv *mcp.Server) error {
 	}
 	if r.err == nil {
 		r.err = d.registerAgentExtras(srv, r.admitted)
+	}
+	if r.err == nil {
+		r.err = d.registerCoordResources(srv, r.admitted)
 	}
 	if r.err == nil {
 		d.updates.attach(srv)

@@ -226,10 +226,10 @@ func (c *rpcClient) listed() (uris, templates []string) {
 func TestResourcesReadAndComplete(t *testing.T) {
 	c, dir := setup(t, core.ModeFull, true)
 	uris, templates := c.listed()
-	if want := []string{URIAgentsAvailable, URIMemoryEntries, URIPolicies, URISessionsActive, URITracesRecent, URIWorkflows}; !slices.Equal(uris, want) {
+	if want := []string{URIAgentsAvailable, URIMemoryEntries, URIPolicies, URIReservationsActive, URISessionsActive, URITasksOpen, URITracesRecent, URIWorkflows}; !slices.Equal(uris, want) {
 		t.Errorf("resources %v, want %v", uris, want)
 	}
-	if want := []string{URIAgent, URIMemoryEntry, URIPolicy, URISession, URITrace, URIWorkflow}; !slices.Equal(templates, want) {
+	if want := []string{URIAgent, URIMemoryEntry, URIPolicy, URISession, URITask, URITrace, URIWorkflow}; !slices.Equal(templates, want) {
 		t.Errorf("templates %v, want %v", templates, want)
 	}
 
