@@ -9,7 +9,8 @@ import (
 const (
 	allowedInt      = "an integer >= 1 and <= 9007199254740991"
 	allowedFile     = "a readable JSON object file (UTF-8, at most 1048576 bytes)"
-	allowedVar      = "a known MCPRT_* variable (see README)"
+	allowedVar      = "a known MCPRT_* variable (docs/configuration.md lists every key's)"
+	renameVar       = "; a variable of your own, such as one holding a token or secret, must not start with MCPRT_: rename it (e.g. MY_TOKEN) or unset it"
 	serverKeys      = "name, version, mode, shutdownTimeoutMs, startupTimeoutMs, instructions, fixtures"
 	notAllowedEnum  = "not one of the allowed values"
 	allowedMode     = "one of FULL, READONLY, MINIMAL, TEST (case-sensitive)"
@@ -125,12 +126,12 @@ func TestConfigInvalid(t *testing.T) {
 
 		// Unknown variables.
 		{"unknown variable with suggestion", "", []string{"MCPRT_TOOLS_DEFAULT_TIMEOUT=5"}, unknownVar("MCPRT_TOOLS_DEFAULT_TIMEOUT", "5",
-			allowedVar+"; did you mean MCPRT_TOOLS_DEFAULT_TIMEOUT_MS?")},
-		{"unknown variable, short name", "", []string{"MCPRT_LOG_LEVEL=debug"}, unknownVar("MCPRT_LOG_LEVEL", "debug", allowedVar+"; did you mean MCPRT_LOGGING_LEVEL?")},
-		{"unknown variable, lower case", "", []string{"MCPRT_logging_level=debug"}, unknownVar("MCPRT_logging_level", "debug", allowedVar+"; did you mean MCPRT_LOGGING_LEVEL?")},
-		{"unknown variable, no suggestion", "", []string{"MCPRT_PORT=8080"}, unknownVar("MCPRT_PORT", "8080", allowedVar)},
-		{"unknown variable that looks secret", "", []string{"MCPRT_ADMIN_TOKEN=s3cret"}, unknownVar("MCPRT_ADMIN_TOKEN", "[REDACTED]", allowedVar)},
-		{"bare prefix", "", []string{"MCPRT_="}, unknownVar("MCPRT_", "", allowedVar)},
+			allowedVar+"; did you mean MCPRT_TOOLS_DEFAULT_TIMEOUT_MS?"+renameVar)},
+		{"unknown variable, short name", "", []string{"MCPRT_LOG_LEVEL=debug"}, unknownVar("MCPRT_LOG_LEVEL", "debug", allowedVar+"; did you mean MCPRT_LOGGING_LEVEL?"+renameVar)},
+		{"unknown variable, lower case", "", []string{"MCPRT_logging_level=debug"}, unknownVar("MCPRT_logging_level", "debug", allowedVar+"; did you mean MCPRT_LOGGING_LEVEL?"+renameVar)},
+		{"unknown variable, no suggestion", "", []string{"MCPRT_PORT=8080"}, unknownVar("MCPRT_PORT", "8080", allowedVar+renameVar)},
+		{"unknown variable that looks secret", "", []string{"MCPRT_ADMIN_TOKEN=s3cret"}, unknownVar("MCPRT_ADMIN_TOKEN", "[REDACTED]", allowedVar+renameVar)},
+		{"bare prefix", "", []string{"MCPRT_="}, unknownVar("MCPRT_", "", allowedVar+renameVar)},
 
 		// Order: file before env, file values in key order, env sorted.
 		{"file before env", `{"tools":{"pageSize":0}}`, []string{"MCPRT_AACP_DEFAULT_TTL_MS=0"}, fileErr("tools.pageSize", "0", allowedInt, "must be >= 1")},
