@@ -264,15 +264,27 @@ func addTimed[In, Out any](r *registrar, name string, timeout time.Duration, h f
 	}
 }
 
-// Tool returns the mcp.Tool of a spec, without handler or schemas. Every
-// annotation is stated: a read-only tool is neither destructive nor
-// idempotent-by-accident (it is idempotent), and no domain tool reaches
-// outside the server's own data.
+// Tool returns the mcp.Tool of a spec, without handler or schemas. The
+// annotations state what differs from MCP's defaults (not read-only,
+// destructive, not idempotent, open world): readOnlyHint and
+// idempotentHint when true, destructiveHint false for a tool that only
+// adds, openWorldHint false (no domain tool reaches outside the server's
+// own data unless its spec says so). The title is the tool's own (listed
+// from 2025-06-18); the annotations do not repeat it. The output schema
+// derived from the result type checks every result but is not listed: it
+// would cost a model's context without helping it call the tool.
 func Tool(s toolspec.Spec) mcp.Tool {
-	a := &mcp.ToolAnnotations{Title: s.Title, ReadOnlyHint: mcp.Bool(s.ReadOnly), IdempotentHint: mcp.Bool(s.Idempotent),
-		OpenWorldHint: mcp.Bool(s.OpenWorld)}
-	if !s.ReadOnly {
-		a.DestructiveHint = mcp.Bool(s.Destructive)
+	a := &mcp.ToolAnnotations{}
+	if s.ReadOnly {
+		a.ReadOnlyHint = mcp.Bool(true)
+	} else if !s.Destructive {
+		a.DestructiveHint = mcp.Bool(false)
 	}
-	return mcp.Tool{Name: s.Name, Title: s.Title, Description: s.Description, Annotations: a}
+	if s.Idempotent {
+		a.IdempotentHint = mcp.Bool(true)
+	}
+	if !s.OpenWorld {
+		a.OpenWorldHint = mcp.Bool(false)
+	}
+	return mcp.Tool{Name: s.Name, Title: s.Title, Description: s.Description, Annotations: a, HideOutputSchema: true}
 }
