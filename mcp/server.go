@@ -75,7 +75,7 @@ type Server struct {
 	exhausted core.ExhaustionCounter
 
 	tools     *registry[*registeredTool]
-	toolSet   *ToolSet // tools.profile / tools.enabled: what sessions see unless they choose; nil: all
+	toolSet   *ToolSet       // tools.profile / tools.enabled: what sessions see unless they choose; nil: all
 	resources *resourceSet   // resources, templates, subscriptions
 	subHooks  subscribeHooks // OnSubscribe (resources_watch.go)
 	prompts   *promptSet

@@ -6,8 +6,8 @@ package main
 
 import (
 	"bufio"
-	"cmp"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -113,7 +113,6 @@ func TestToolProfileSizes(t *testing.T) {
 		})
 	}
 }
-
 
 func TestToolOutsideProfileIsNotFound(t *testing.T) {
 	t.Parallel()
