@@ -224,3 +224,58 @@ func TestHTTPSessionChoosesItsTools(t *testing.T) {
 		t.Errorf("?tools=memory_stor: status %d, %v; want 400 naming the entry", status, m)
 	}
 }
+
+// Every argument of the non-aacp tools declares its JSON type, so that
+// schema-driven clients (Inspector, SDK forms) send an object where one is
+// wanted, not a string; only arguments that take any JSON value have none.
+func TestToolArgumentsDeclareTheirType(t *testing.T) {
+	t.Parallel()
+	c := newToolClient(t, "MCPRT_AACP_DATA_DIR="+t.TempDir())
+	id := c.newID()
+	c.p.Send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list"}`)
+	var list struct {
+		Result struct {
+			Tools []struct {
+				Name        string         `json:"name"`
+				InputSchema map[string]any `json:"inputSchema"`
+			} `json:"tools"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(c.await(id)), &list); err != nil {
+		t.Fatal(err)
+	}
+	anyValue := map[string]bool{"memory_store.value": true, "agent_send_message.message.payload": true}
+	var walk func(path string, schema map[string]any)
+	walk = func(path string, schema map[string]any) {
+		props, _ := schema["properties"].(map[string]any)
+		for name, p := range props {
+			ps := p.(map[string]any)
+			if _, typed := ps["type"]; !typed && !anyValue[path+"."+name] {
+				t.Errorf("%s.%s declares no type: %v", path, name, ps)
+			}
+			walk(path+"."+name, ps)
+		}
+	}
+	for _, tl := range list.Result.Tools {
+		if !strings.HasPrefix(tl.Name, "aacp_") {
+			walk(tl.Name, tl.InputSchema)
+		}
+	}
+	for _, tl := range list.Result.Tools {
+		if tl.Name == "session_create" {
+			meta, _ := tl.InputSchema["properties"].(map[string]any)["metadata"].(map[string]any)
+			if meta["type"] != "object" {
+				t.Errorf("session_create.metadata is %v, want type object", meta)
+			}
+		}
+	}
+	e := c.failsQuick("session_create", `{"initiator":"a","task":"t","metadata":"{\"k\":1}"}`, "INVALID_ARGUMENT")
+	if !strings.Contains(e.Message, "metadata") {
+		t.Errorf("a string for metadata: %q does not name metadata", e.Message)
+	}
+	got := c.ok("session_create", `{"initiator":"a","task":"t","metadata":{"k":1,"n":{"x":[1,2]}}}`)
+	st := c.ok("session_status", `{"sessionId":`+jsonString(got["sessionId"].(string))+`}`)
+	if m, _ := json.Marshal(st["metadata"]); string(m) != `{"k":1,"n":{"x":[1,2]}}` {
+		t.Errorf("metadata stored as %s", m)
+	}
+}
