@@ -82,7 +82,7 @@ func agentTools(cfg core.Config, agents *aacp.Coordinator) []tool {
 			InputSchema:      agentGetStateInput,
 			OutputSchema:     agentGetStateOutput,
 			HideOutputSchema: true,
-			Annotations:  readOnly("Read an agent's state"),
+			Annotations:      readOnly("Read an agent's state"),
 		}, func(_ context.Context, _ *mcp.CallToolRequest, in agentStateArgs) (agentStateResult, error) {
 			st, err := agents.AgentState(in.AgentID)
 			if err != nil {

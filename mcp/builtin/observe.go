@@ -70,9 +70,9 @@ func observerTools(srv *mcp.Server, opts Options) []tool {
 	version := opts.Version
 	return []tool{
 		typed(mcp.Tool{
-			Name:  "server_ping",
-			Title: "Server ping",
-			Description: "Check that the server answers: its version, mode and uptime. Answers even when the server is busy.",
+			Name:         "server_ping",
+			Title:        "Server ping",
+			Description:  "Check that the server answers: its version, mode and uptime. Answers even when the server is busy.",
 			OutputSchema: serverPingOutput,
 			Annotations:  readOnly("Server ping"),
 			Observer:     true,
@@ -93,9 +93,9 @@ func observerTools(srv *mcp.Server, opts Options) []tool {
 				"RESOURCE_EXHAUSTED), with its limits and resource figures. Answers even when busy.",
 			OutputSchema:     healthOutput,
 			HideOutputSchema: true,
-			Annotations:  readOnly("Server health"),
-			Observer:     true,
-			Essential:    true,
+			Annotations:      readOnly("Server health"),
+			Observer:         true,
+			Essential:        true,
 		}, healthTool(srv)),
 	}
 }
