@@ -102,7 +102,7 @@ func New(opts Options) (*Domain, error) {
 		d.sink = NewAuditSink(d.recorder, opts.Clock, d.serverID)
 		flusher = d.recorder
 	}
-	d.traces = trace.NewService(db.Traces(), flusher)
+	d.traces = trace.NewService(db.Traces(), flusher).WithLinger(time.Duration(cfg.Trace.FlushIntervalMs) * time.Millisecond)
 	if err := d.newWorkflows(cfg, dataDir, opts); err != nil {
 		return nil, err
 	}
