@@ -219,6 +219,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 		logConfigError(bootLog, err) // unredacted: "key" is a redaction key
 		return exitConfig
 	}
+	if cfg.Server.Instructions == "" { // who the model is, when to check its inbox, how to answer
+		cfg.Server.Instructions = domaintools.DefaultInstructions(cfg.AACP.AgentID)
+	}
 	srv, err := mcp.NewServer(mcp.Options{Config: &cfg, Logger: logger, Transport: mcp.TransportStdio, Audit: domain.AuditSink(),
 		Telemetry: telemetry, DroppedLogs: logOut.Dropped})
 	if err != nil {

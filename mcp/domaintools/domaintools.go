@@ -52,6 +52,7 @@ type Domain struct {
 	serverID     string
 	flows        *workflow.Engine
 	clock        core.Clock
+	agentID      string // aacp.agentId, named by the check_inbox prompt
 }
 
 // New builds the services. It touches no file but the policies directory,
@@ -74,7 +75,7 @@ func New(opts Options) (*Domain, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Domain{db: db, serverID: opts.IDs.NewID(), runTimeoutMs: cfg.Agent.RunTimeoutMs, clock: opts.Clock,
+	d := &Domain{db: db, serverID: opts.IDs.NewID(), runTimeoutMs: cfg.Agent.RunTimeoutMs, clock: opts.Clock, agentID: opts.Base.AACP.AgentID,
 		updates: newUpdates(db, time.Duration(cfg.Store.WatchIntervalMs)*time.Millisecond, opts.Clock, opts.Logger)}
 	d.memory = memory.NewService(db.Memory(), opts.Clock)
 	d.sessions = session.NewService(db.Sessions(), opts.Clock, opts.IDs)
@@ -209,6 +210,9 @@ func (d *Domain) Register(srv *mcp.Server) error {
 	}
 	if r.err == nil {
 		r.err = d.registerPrompts(srv, r.admitted)
+	}
+	if r.err == nil {
+		r.err = registerInboxPrompt(srv, d.agentID)
 	}
 	if r.err == nil {
 		r.err = d.registerWorkflows(srv, r.admitted)
