@@ -16,8 +16,18 @@ all: build
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o bin/mcprt ./cmd/mcprt
 
-## test: what CI runs — vet, every test with -race, each benchmark once, a short fuzz pass, the conformance suite
-test: vet unit fuzz-short conformance
+## test: what CI runs — vet, every test with -race, each benchmark once, a short fuzz pass, the conformance suite.
+## Needs Go 1.26, Node >= 20 and npm: the TypeScript SDK client tests (cmd/mcprt) and the conformance suite install
+## their pinned npm packages once, into ~/.cache/mcprt (network on the first run only).
+test: node-check vet unit fuzz-short conformance
+
+.PHONY: node-check
+## node-check: fail early, saying what to install, when node (>= 20) or npm is missing (make test would otherwise
+## skip the TypeScript client tests and fail in the conformance suite)
+node-check:
+	@command -v node >/dev/null 2>&1 || { echo "make test needs Node.js >= 20 (node) for the TypeScript SDK client tests and the conformance suite; install it (e.g. apt-get install nodejs npm, or https://nodejs.org)" >&2; exit 1; }
+	@command -v npm >/dev/null 2>&1 || { echo "make test needs npm (it installs the pinned TypeScript SDK and conformance suite once, into ~/.cache/mcprt); install npm" >&2; exit 1; }
+	@node -e 'const m=+process.versions.node.split(".")[0]; if (m < 20) { console.error("make test needs Node.js >= 20, found " + process.version); process.exit(1) }'
 
 vet:
 	$(GO) vet ./...

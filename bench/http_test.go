@@ -27,7 +27,7 @@ func BenchmarkHTTPNoop(b *testing.B) {
 		b.Run(mode.name, func(b *testing.B) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
-			s, err := harness.StartHTTP(ctx, harness.HTTPCommand{Command: harness.Command{Name: "mcprt", Path: bin,
+			s, err := harness.StartHTTP(ctx, harness.HTTPCommand{Command: harness.Command{Name: "mcprt", Path: bin, Dir: b.TempDir(),
 				Args: []string{"--http"},
 				Env: []string{"MCPRT_SERVER_MODE=TEST", "MCPRT_LOGGING_LEVEL=info",
 					"MCPRT_RESOURCES_MAX_CONCURRENT_EXECUTIONS=32",

@@ -29,7 +29,9 @@ func BenchmarkStdioNoop(b *testing.B) {
 		b.Run(mode.name, func(b *testing.B) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
-			p, err := harness.Start(ctx, harness.Command{Name: "mcprt", Path: bin,
+			// The server's data directory (.mcprt, relative) goes to a
+			// temporary directory, not into the source tree.
+			p, err := harness.Start(ctx, harness.Command{Name: "mcprt", Path: bin, Dir: b.TempDir(),
 				Env: []string{"MCPRT_SERVER_MODE=TEST", "MCPRT_LOGGING_LEVEL=info",
 					"MCPRT_RESOURCES_MAX_CONCURRENT_EXECUTIONS=32"}})
 			if err != nil {

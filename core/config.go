@@ -92,6 +92,64 @@ type ToolsConfig struct {
 	PageSize                 int               `json:"pageSize" help:"Items per page of list results."`
 	AdminRegistrationEnabled bool              `json:"adminRegistrationEnabled" help:"Admin tools exist only when this and security.dynamicRegistrationEnabled are true."`
 	AdminPolicy              AdminPolicyConfig `json:"adminPolicy"` // who may call admin tools
+	// Profile and Enabled choose the tools a session sees and may call
+	// (see ToolProfiles); a transport may let a session choose its own.
+	Profile string   `json:"profile" config:"enum=core|messaging|memory|governance|full" help:"Named set of tools every session sees and may call: core (messaging, memory, reservations, tasks: what a coding session needs daily), messaging, memory, governance (guard, sessions, traces, workflows) or full (every tool)."`
+	Enabled []string `json:"enabled" help:"Explicit list of the tools a session sees: tool names, name prefixes ending in * (memory_*) and profile names; when not empty it replaces tools.profile (file: JSON array; env: comma-separated)."`
+}
+
+// Tool profiles of tools.profile.
+const (
+	ToolProfileCore       = "core"
+	ToolProfileMessaging  = "messaging"
+	ToolProfileMemory     = "memory"
+	ToolProfileGovernance = "governance"
+	ToolProfileFull       = "full" // every tool
+)
+
+// ToolProfiles returns the named tool profiles other than full: each a
+// list of tool names and name prefixes ending in "*". A name that no
+// registered tool has is simply absent from the sessions' lists. Every
+// call returns a fresh map.
+func ToolProfiles() map[string][]string {
+	return map[string][]string{
+		ToolProfileCore: {"aacp_send", "aacp_receive", "aacp_ack", "aacp_peek", "aacp_reply",
+			"memory_store", "memory_search", "memory_retrieve",
+			"reserve_paths", "check_reservations", "release_reservations",
+			"task_claim", "task_update", "coord_start", "coord_finish", "server_ping"},
+		ToolProfileMessaging:  {"aacp_*", "coord_start", "coord_finish", "server_ping"},
+		ToolProfileMemory:     {"memory_*", "server_ping"},
+		ToolProfileGovernance: {"guard_*", "session_*", "trace_*", "workflow_*", "server_ping", "health"},
+	}
+}
+
+// Validate checks that every entry of Enabled is a tool name, a name
+// prefix ending in "*", or a profile name.
+func (c *ToolsConfig) Validate() error {
+	for _, e := range c.Enabled {
+		if !ValidToolPattern(e) {
+			return &ConfigError{Key: "enabled",
+				Allowed: "a list of tool names (letters, digits, _ - .), name prefixes ending in * (memory_*) or profile names " +
+					"(core, messaging, memory, governance, full); file: JSON array; env: comma-separated",
+				Reason: "not a tool name, prefix or profile: " + strconv.Quote(e)}
+		}
+	}
+	return nil
+}
+
+// ValidToolPattern reports whether p is a tool name, or a tool name prefix
+// followed by "*" (a lone "*" matches every tool).
+func ValidToolPattern(p string) bool {
+	name := strings.TrimSuffix(p, "*")
+	if len(name) > 128 || (name == "" && p != "*") {
+		return false
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 // AdminPolicyConfig is the "tools.adminPolicy" section of the configuration.
@@ -197,6 +255,8 @@ func DefaultConfig(version string) Config {
 			MaxResultBytes:         10485760,
 			PageSize:               100,
 			AdminPolicy:            AdminPolicyConfig{Mode: AdminPolicyDenyAll},
+			Profile:                ToolProfileFull,
+			Enabled:                []string{},
 		},
 		Resources: ResourcesConfig{MaxConcurrentExecutions: 10},
 		Logging: LoggingConfig{

@@ -58,7 +58,7 @@ func (l *Loader) applyEnv(work []reflect.Value, sources map[string]string, envir
 			return &ConfigError{
 				Env:     name,
 				Value:   redactIfSecret(name, shorten(value)),
-				Allowed: "a known " + envPrefix + "* variable (see README)" + suggest(name, l.envNames(), strings.ToUpper),
+				Allowed: unknownVarHelp(name, l.envNames()),
 				Source:  sourceEnv,
 				Reason:  "unknown variable",
 			}
@@ -75,6 +75,17 @@ func (l *Loader) applyEnv(work []reflect.Value, sources map[string]string, envir
 		sources[s.path] = sourceEnv
 	}
 	return nil
+}
+
+// unknownVarHelp says how to fix the unknown variable name: the closest
+// known variable when there is one, and always that a variable of the
+// user's own (a token, a secret) must be renamed out of the MCPRT_ prefix,
+// since any mcprt started in that environment would refuse it.
+func unknownVarHelp(name string, known []string) string {
+	return "a known " + envPrefix + "* variable (docs/configuration.md lists every key's)" +
+		suggest(name, known, strings.ToUpper) +
+		"; a variable of your own, such as one holding a token or secret, must not start with " + envPrefix +
+		": rename it (e.g. MY_TOKEN) or unset it"
 }
 
 // envNames lists every known variable: the keys' and MCPRT_CONFIG.

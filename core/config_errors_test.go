@@ -9,7 +9,8 @@ import (
 const (
 	allowedInt      = "an integer >= 1 and <= 9007199254740991"
 	allowedFile     = "a readable JSON object file (UTF-8, at most 1048576 bytes)"
-	allowedVar      = "a known MCPRT_* variable (see README)"
+	allowedVar      = "a known MCPRT_* variable (docs/configuration.md lists every key's)"
+	renameVar       = "; a variable of your own, such as one holding a token or secret, must not start with MCPRT_: rename it (e.g. MY_TOKEN) or unset it"
 	serverKeys      = "name, version, mode, shutdownTimeoutMs, startupTimeoutMs, instructions, fixtures"
 	notAllowedEnum  = "not one of the allowed values"
 	allowedMode     = "one of FULL, READONLY, MINIMAL, TEST (case-sensitive)"
@@ -116,6 +117,11 @@ func TestConfigInvalid(t *testing.T) {
 		{"empty version argument", "", nil, ConfigError{Key: "server.version", Env: "MCPRT_SERVER_VERSION", Value: "", Allowed: "a non-empty string",
 			Source: "default", Reason: "must not be empty"}},
 
+		{"bad tools.enabled entry", "", []string{"MCPRT_TOOLS_ENABLED=memory_store,trace tree"}, ConfigError{Key: "tools.enabled",
+			Env: "MCPRT_TOOLS_ENABLED", Value: "memory_store,trace tree", Source: "env", Reason: `not a tool name, prefix or profile: "trace tree"`,
+			Allowed: "a list of tool names (letters, digits, _ - .), name prefixes ending in * (memory_*) or profile names (core, messaging, memory, governance, full); file: JSON array; env: comma-separated"}},
+		{"unknown profile", "", []string{"MCPRT_TOOLS_PROFILE=small"}, envErr("tools.profile", "small", "one of core, messaging, memory, governance, full (case-sensitive)", notAllowedEnum)},
+
 		// Booleans.
 		{"env yes", "", []string{"MCPRT_TOOLS_ADMIN_REGISTRATION_ENABLED=yes"}, envErr("tools.adminRegistrationEnabled", "yes", "true, false, 1 or 0", "not a boolean")},
 		{"env TRUE", "", []string{"MCPRT_SECURITY_DYNAMIC_REGISTRATION_ENABLED=TRUE"}, envErr("security.dynamicRegistrationEnabled", "TRUE", "true, false, 1 or 0", "not a boolean")},
@@ -125,12 +131,12 @@ func TestConfigInvalid(t *testing.T) {
 
 		// Unknown variables.
 		{"unknown variable with suggestion", "", []string{"MCPRT_TOOLS_DEFAULT_TIMEOUT=5"}, unknownVar("MCPRT_TOOLS_DEFAULT_TIMEOUT", "5",
-			allowedVar+"; did you mean MCPRT_TOOLS_DEFAULT_TIMEOUT_MS?")},
-		{"unknown variable, short name", "", []string{"MCPRT_LOG_LEVEL=debug"}, unknownVar("MCPRT_LOG_LEVEL", "debug", allowedVar+"; did you mean MCPRT_LOGGING_LEVEL?")},
-		{"unknown variable, lower case", "", []string{"MCPRT_logging_level=debug"}, unknownVar("MCPRT_logging_level", "debug", allowedVar+"; did you mean MCPRT_LOGGING_LEVEL?")},
-		{"unknown variable, no suggestion", "", []string{"MCPRT_PORT=8080"}, unknownVar("MCPRT_PORT", "8080", allowedVar)},
-		{"unknown variable that looks secret", "", []string{"MCPRT_ADMIN_TOKEN=s3cret"}, unknownVar("MCPRT_ADMIN_TOKEN", "[REDACTED]", allowedVar)},
-		{"bare prefix", "", []string{"MCPRT_="}, unknownVar("MCPRT_", "", allowedVar)},
+			allowedVar+"; did you mean MCPRT_TOOLS_DEFAULT_TIMEOUT_MS?"+renameVar)},
+		{"unknown variable, short name", "", []string{"MCPRT_LOG_LEVEL=debug"}, unknownVar("MCPRT_LOG_LEVEL", "debug", allowedVar+"; did you mean MCPRT_LOGGING_LEVEL?"+renameVar)},
+		{"unknown variable, lower case", "", []string{"MCPRT_logging_level=debug"}, unknownVar("MCPRT_logging_level", "debug", allowedVar+"; did you mean MCPRT_LOGGING_LEVEL?"+renameVar)},
+		{"unknown variable, no suggestion", "", []string{"MCPRT_PORT=8080"}, unknownVar("MCPRT_PORT", "8080", allowedVar+renameVar)},
+		{"unknown variable that looks secret", "", []string{"MCPRT_ADMIN_TOKEN=s3cret"}, unknownVar("MCPRT_ADMIN_TOKEN", "[REDACTED]", allowedVar+renameVar)},
+		{"bare prefix", "", []string{"MCPRT_="}, unknownVar("MCPRT_", "", allowedVar+renameVar)},
 
 		// Order: file before env, file values in key order, env sorted.
 		{"file before env", `{"tools":{"pageSize":0}}`, []string{"MCPRT_AACP_DEFAULT_TTL_MS=0"}, fileErr("tools.pageSize", "0", allowedInt, "must be >= 1")},

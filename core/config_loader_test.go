@@ -116,7 +116,7 @@ func TestLoaderSectionInvalid(t *testing.T) {
 		{"unknown key in a nested object", `{"transport":{"http":{"tls":{"ca":"x"}}}}`, nil, ConfigError{Key: "transport.http.tls.ca", Value: `"x"`,
 			Source: "file", Reason: "unknown key", Allowed: "one of certFile, keyFile"}},
 		{"unknown variable of the section", "", []string{"MCPRT_TRANSPORT_HTTP_ADR=x"}, unknownVar("MCPRT_TRANSPORT_HTTP_ADR", "x",
-			allowedVar+"; did you mean MCPRT_TRANSPORT_HTTP_ADDR?")},
+			allowedVar+"; did you mean MCPRT_TRANSPORT_HTTP_ADDR?"+renameVar)},
 		{"max", `{"transport":{"http":{"maxBodyBytes":1048577}}}`, nil, fileErr("transport.http.maxBodyBytes", "1048577", allowedMax, "must be <= 1048576")},
 		{"max from env", "", []string{"MCPRT_TRANSPORT_HTTP_MAX_BODY_BYTES=2000000"}, envErr("transport.http.maxBodyBytes", "2000000", allowedMax, "must be <= 1048576")},
 		{"min=0 refuses -1", "", []string{"MCPRT_TRANSPORT_HTTP_RETRIES=-1"}, envErr("transport.http.retries", "-1", "an integer >= 0 and <= 10", "must be >= 0")},

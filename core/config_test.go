@@ -74,7 +74,8 @@ func TestDefaultConfig(t *testing.T) {
 		Server:    ServerConfig{Name: "mcprt", Version: "1.2.3", Mode: "FULL", ShutdownTimeoutMs: 10000, StartupTimeoutMs: 10000, Instructions: "", Fixtures: []string{}},
 		Transport: TransportConfig{MaxMessageBytes: 4194304, MaxInFlight: 1024, MaxOutputBytes: 1048576, MaxBatchResponseBytes: 16777216},
 		Tools: ToolsConfig{DefaultTimeoutMs: 30000, ClientRequestTimeoutMs: 60000, MaxPayloadBytes: 1048576, MaxStateBytes: 262144, MaxResultBytes: 10485760,
-			PageSize: 100, AdminRegistrationEnabled: false, AdminPolicy: AdminPolicyConfig{Mode: "deny_all", TokenEnvVar: ""}},
+			PageSize: 100, AdminRegistrationEnabled: false, AdminPolicy: AdminPolicyConfig{Mode: "deny_all", TokenEnvVar: ""},
+			Profile: "full", Enabled: []string{}},
 		Resources: ResourcesConfig{MaxConcurrentExecutions: 10},
 		Logging: LoggingConfig{Level: "info", RedactKeys: []string{"token", "key", "secret", "password", "apiKey",
 			"authorization", "bearer", "session", "cookie"}, MaxBufferBytes: 1048576},
@@ -142,6 +143,8 @@ var keyCases = []struct {
 	{"tools.adminRegistrationEnabled", `true`, "true", func(c *Config) { c.Tools.AdminRegistrationEnabled = true }},
 	{"tools.adminPolicy.mode", `"local_stdio_only"`, "local_stdio_only", func(c *Config) { c.Tools.AdminPolicy.Mode = AdminPolicyLocalStdioOnly }},
 	{"tools.adminPolicy.tokenEnvVar", `"ADMIN_TOKEN"`, "ADMIN_TOKEN", func(c *Config) { c.Tools.AdminPolicy.TokenEnvVar = "ADMIN_TOKEN" }},
+	{"tools.profile", `"core"`, "core", func(c *Config) { c.Tools.Profile = ToolProfileCore }},
+	{"tools.enabled", `["memory", "trace_*"]`, "memory,trace_*", func(c *Config) { c.Tools.Enabled = []string{"memory", "trace_*"} }},
 	{"resources.maxConcurrentExecutions", `14`, "14", func(c *Config) { c.Resources.MaxConcurrentExecutions = 14 }},
 	{"logging.level", `"debug"`, "debug", func(c *Config) { c.Logging.Level = "debug" }},
 	{"logging.redactKeys", `["jwt", "x y"]`, " jwt, , x y ,", func(c *Config) { c.Logging.RedactKeys = []string{"jwt", "x y"} }},
@@ -201,7 +204,7 @@ func TestConfigAllKeysInOneFile(t *testing.T) {
 	file := `{"server":{"name":"srv","version":"9.9","mode":"READONLY","shutdownTimeoutMs":5,"startupTimeoutMs":6,"instructions":"use it\nwell","fixtures":["conformance"]},
 	"transport":{"maxMessageBytes":7,"maxInFlight":8,"maxOutputBytes":80,"maxBatchResponseBytes":81},
 	"tools":{"defaultTimeoutMs":9,"clientRequestTimeoutMs":15,"maxPayloadBytes":10,"maxStateBytes":11,"maxResultBytes":12,"pageSize":13,
-	  "adminRegistrationEnabled":true,"adminPolicy":{"mode":"local_stdio_only","tokenEnvVar":"ADMIN_TOKEN"}},
+	  "adminRegistrationEnabled":true,"adminPolicy":{"mode":"local_stdio_only","tokenEnvVar":"ADMIN_TOKEN"},"profile":"core","enabled":["memory","trace_*"]},
 	"resources":{"maxConcurrentExecutions":14},
 	"logging":{"level":"debug","redactKeys":["jwt"," x y "],"maxBufferBytes":82},
 	"security":{"dynamicRegistrationEnabled":true,"allowArbitraryCodeTools":false},
@@ -302,6 +305,8 @@ func TestEnvName(t *testing.T) {
 		"tools.adminRegistrationEnabled":      "MCPRT_TOOLS_ADMIN_REGISTRATION_ENABLED",
 		"tools.adminPolicy.mode":              "MCPRT_TOOLS_ADMIN_POLICY_MODE",
 		"tools.adminPolicy.tokenEnvVar":       "MCPRT_TOOLS_ADMIN_POLICY_TOKEN_ENV_VAR",
+		"tools.profile":                       "MCPRT_TOOLS_PROFILE",
+		"tools.enabled":                       "MCPRT_TOOLS_ENABLED",
 		"stateless.requestStateKeyEnvVar":     "MCPRT_STATELESS_REQUEST_STATE_KEY_ENV_VAR",
 		"stateless.requestStateTtlMs":         "MCPRT_STATELESS_REQUEST_STATE_TTL_MS",
 		"stateless.listTtlMs":                 "MCPRT_STATELESS_LIST_TTL_MS",
@@ -342,7 +347,7 @@ func TestConfigKeysCoverConfig(t *testing.T) {
 	var paths []string
 	for _, k := range ConfigKeys() {
 		paths = append(paths, k.Path)
-		if k.Env == "" || k.Default == "" && k.Path != "server.instructions" && k.Path != "server.fixtures" && k.Path != "tools.adminPolicy.tokenEnvVar" && k.Path != "aacp.agentId" &&
+		if k.Env == "" || k.Default == "" && k.Path != "server.instructions" && k.Path != "server.fixtures" && k.Path != "tools.enabled" && k.Path != "tools.adminPolicy.tokenEnvVar" && k.Path != "aacp.agentId" &&
 			k.Path != "stateless.requestStateKeyEnvVar" ||
 			k.Allowed == "" || k.Meaning == "" {
 			t.Errorf("incomplete ConfigKey %+v", k)

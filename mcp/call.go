@@ -187,6 +187,10 @@ func (sess *Session) handleCall(ctx context.Context, req *jsonrpc.Request) (any,
 		return c.fail(core.NewError(core.CodeNotFound, "unknown tool "+jsontext.Quote(name)+
 			"; call tools/list to see the tools this server offers"), true)
 	}
+	if !sess.tools.Allows(name) { // outside the session's profile: as if absent
+		c.rt = nil
+		return c.fail(sess.notInSession(name), true)
+	}
 	if e := c.taskRequiredError(ctx); e != nil {
 		return c.refuse(e)
 	}

@@ -5,7 +5,8 @@ import (
 )
 
 // listing returns the tool's tools/list entry for a protocol revision:
-// title and outputSchema from 2025-06-18, annotations from 2025-03-26.
+// title and outputSchema (unless hidden) from 2025-06-18, annotations from
+// 2025-03-26.
 // Schemas are listed exactly as registered (compacted).
 func (rt *registeredTool) listing(version string) []byte {
 	d := &rt.def
@@ -22,7 +23,7 @@ func (rt *registeredTool) listing(version string) []byte {
 	}
 	b.WriteString(`,"inputSchema":`)
 	b.Write(rt.inRaw)
-	if rt.outRaw != nil && version >= Version20250618 {
+	if rt.outRaw != nil && !d.HideOutputSchema && version >= Version20250618 {
 		b.WriteString(`,"outputSchema":`)
 		b.Write(rt.outRaw)
 	}

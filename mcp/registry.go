@@ -84,6 +84,12 @@ func (r *registry[T]) rebuildLocked() {
 // of them, and the cursor of the next page ("" on the last page). A cursor
 // this registry did not make is -32602.
 func (r *registry[T]) page(cursor *string, size int) ([]T, string, error) {
+	return r.pageOf(cursor, size, nil)
+}
+
+// pageOf is page over the items keep accepts (all of them when keep is
+// nil).
+func (r *registry[T]) pageOf(cursor *string, size int, keep func(T) bool) ([]T, string, error) {
 	after := ""
 	if cursor != nil {
 		name, ok := r.decodeCursor(*cursor)
@@ -94,6 +100,15 @@ func (r *registry[T]) page(cursor *string, size int) ([]T, string, error) {
 		after = name
 	}
 	items := r.all()
+	if keep != nil {
+		kept := make([]T, 0, len(items))
+		for _, it := range items {
+			if keep(it) {
+				kept = append(kept, it)
+			}
+		}
+		items = kept
+	}
 	start := 0
 	if cursor != nil {
 		start = sort.Search(len(items), func(i int) bool { return r.nameOf(items[i]) > after })

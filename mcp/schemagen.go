@@ -42,7 +42,9 @@ import (
 //     array of exactly their length; map[string]T → object whose
 //     additionalProperties is T; struct → object, by the same rules, with
 //     additionalProperties false; pointer → its element's schema;
-//     time.Time → date-time string; json.Number → number; json.RawMessage,
+//     time.Time → date-time string; json.Number → number; a type with a
+//     JSONType() string method (on its value) → {"type": JSONType()};
+//     json.RawMessage,
 //     interfaces and other types with their own UnmarshalJSON → {} (any
 //     value); other encoding.TextUnmarshaler types → string; a field tagged
 //     `json:",string"` → string.
@@ -152,9 +154,16 @@ var (
 	jsonNumberType  = reflect.TypeFor[json.Number]()
 	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 	textType        = reflect.TypeFor[encoding.TextUnmarshaler]()
+	jsonTyperType   = reflect.TypeFor[jsonTyper]()
 	// reservedTagPrefix is jsonschema-go's test for tags it reserves.
 	reservedTagPrefix = regexp.MustCompile("^[^ \t\n]*=")
 )
+
+// jsonTyper is a type that states its JSON Schema type: a raw JSON value
+// that must be an object, say (see toolspec.Object), gets {"type":"object"}
+// where json.RawMessage would get {} (any value). JSONType is called on the
+// zero value.
+type jsonTyper interface{ JSONType() string }
 
 // schemaGen derives schemas; active holds the composite types being derived,
 // to detect recursion; output says the schema describes what encoding/json
@@ -181,6 +190,8 @@ func (g *schemaGen) schemaOf(t reflect.Type, where string) (orderedSchema, error
 		return orderedSchema{{"type", "string"}, {"format", "date-time"}}, nil
 	case t == jsonNumberType:
 		return orderedSchema{{"type", "number"}}, nil
+	case implements(t, jsonTyperType):
+		return orderedSchema{{"type", reflect.New(t).Elem().Interface().(jsonTyper).JSONType()}}, nil
 	case t == rawMessageType, t.Kind() == reflect.Interface, implements(t, custom):
 		return orderedSchema{}, nil
 	case implements(t, text):

@@ -75,6 +75,7 @@ type Server struct {
 	exhausted core.ExhaustionCounter
 
 	tools     *registry[*registeredTool]
+	toolSet   *ToolSet       // tools.profile / tools.enabled: what sessions see unless they choose; nil: all
 	resources *resourceSet   // resources, templates, subscriptions
 	subHooks  subscribeHooks // OnSubscribe (resources_watch.go)
 	prompts   *promptSet
@@ -126,6 +127,10 @@ func NewServer(opts Options) (*Server, error) {
 	s.engineLog = slog.New(core.LimitRepeats(s.log.Handler(), s.clock, engineWarnBurst, engineWarnWindow))
 	if s.transport == "" {
 		s.transport = TransportStdio
+	}
+	var err error
+	if s.toolSet, err = configToolSet(s.cfg.Tools); err != nil {
+		return nil, err
 	}
 	if s.audit == nil {
 		s.audit = NopAuditSink{}

@@ -22,6 +22,7 @@ type Session struct {
 	transport string
 	routes    map[string]jsonrpc.Route // the method table, bound to this session
 	stateless bool                     // every request is of the stateless revision
+	tools     *ToolSet                 // the tools it sees and may call; nil: all
 
 	state atomic.Int32 // a State; changed only by advance
 
@@ -46,6 +47,10 @@ type SessionOptions struct {
 	// that revision requires is -32602. A transport that serves each
 	// stateless request on a session of its own sets it.
 	Stateless bool
+	// Tools, when not nil, is the session's own choice of tools (see
+	// Server.SessionToolSet); nil means the server's tools.profile /
+	// tools.enabled.
+	Tools *ToolSet
 }
 
 // Connect returns a session over stream. Call Serve to run it.
@@ -55,6 +60,10 @@ func (s *Server) Connect(stream jsonrpc.Stream, opts *SessionOptions) *Session {
 		sess.transport = opts.Transport
 	}
 	sess.stateless = opts != nil && opts.Stateless
+	sess.tools = s.toolSet
+	if opts != nil && opts.Tools != nil {
+		sess.tools = opts.Tools
+	}
 	sess.log = s.log.With("connectionCorrelationId", sess.cid)
 	sess.routes = bindMethods(sess)
 	sess.conn = jsonrpc.NewConn(stream, sess, jsonrpc.Options{

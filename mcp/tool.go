@@ -59,6 +59,11 @@ type Tool struct {
 	// OutputSchema, if set, is a JSON Schema with an object root that every
 	// result must satisfy.
 	OutputSchema json.RawMessage
+	// HideOutputSchema keeps OutputSchema out of tools/list: results are
+	// still checked against it, but a client (and the model reading the
+	// list) does not see it. Large result schemas cost a model's context
+	// and do not help it call the tool.
+	HideOutputSchema bool
 	// Annotations are optional behaviour hints.
 	Annotations *ToolAnnotations
 	// Version is an optional version string, listed as version.

@@ -7,8 +7,9 @@ import (
 	"github.com/mcprt/mcprt/jsonrpc"
 )
 
-// listTools is tools/list: the tools sorted by name, tools.pageSize at a
-// time, each listed as the session's revision allows.
+// listTools is tools/list: the session's tools (see ToolSet) sorted by
+// name, tools.pageSize at a time, each listed as the session's revision
+// allows.
 func (sess *Session) listTools(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	var p struct {
 		Cursor *string `json:"cursor"`
@@ -16,7 +17,9 @@ func (sess *Session) listTools(ctx context.Context, req *jsonrpc.Request) (any, 
 	if err := decodeParams(req.Params, &p); err != nil {
 		return nil, err
 	}
-	tools, next, err := sess.srv.tools.page(p.Cursor, sess.srv.cfg.Tools.PageSize)
+	tools, next, err := sess.srv.tools.pageOf(p.Cursor, sess.srv.cfg.Tools.PageSize, func(rt *registeredTool) bool {
+		return sess.tools.Allows(rt.def.Name)
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -40,7 +40,11 @@ func TestInvalidConfigurationExits78(t *testing.T) {
 		inMsg   string
 	}{
 		{name: "unknown MCPRT_ variable", env: []string{"MCPRT_SERVER_NAMEE=x"},
-			key: "", envName: "MCPRT_SERVER_NAMEE", value: "x", allowed: "a known MCPRT_* variable", inMsg: "MCPRT_SERVER_NAMEE"},
+			key: "", envName: "MCPRT_SERVER_NAMEE", value: "x", allowed: "a known MCPRT_* variable", inMsg: "did you mean MCPRT_SERVER_NAME?"},
+		// A shell that exported a token as MCPRT_TOKEN: the message says to rename it.
+		{name: "secret under the MCPRT_ prefix", env: []string{"MCPRT_TOKEN=s3cret"},
+			key: "", envName: "MCPRT_TOKEN", value: "[REDACTED]", allowed: "a known MCPRT_* variable",
+			inMsg: "a variable of your own, such as one holding a token or secret, must not start with MCPRT_: rename it"},
 		{name: "bad number", env: []string{"MCPRT_TOOLS_DEFAULT_TIMEOUT_MS=abc"},
 			key: "tools.defaultTimeoutMs", envName: "MCPRT_TOOLS_DEFAULT_TIMEOUT_MS", value: "abc", allowed: intAllowed},
 		{name: "zero", env: []string{"MCPRT_TRANSPORT_MAX_MESSAGE_BYTES=0"},

@@ -165,16 +165,26 @@ func TestDomainToolAnnotationsAndLazyStore(t *testing.T) {
 		if tl == nil {
 			t.Fatalf("%s is not listed", name)
 		}
+		// The annotations state what differs from MCP's defaults (not
+		// read-only, destructive, not idempotent, open world); the title
+		// is the tool's own.
 		a, _ := tl["annotations"].(map[string]any)
 		ro := slices.Contains(domainReadOnlyTools, name)
-		if a["readOnlyHint"] != ro || a["openWorldHint"] != false || a["idempotentHint"] == nil || a["title"] == "" {
-			t.Errorf("%s annotations %v: want readOnlyHint %v, openWorldHint false, idempotentHint and title stated", name, a, ro)
+		if (a["readOnlyHint"] == true) != ro || a["openWorldHint"] != false || tl["title"] == nil || tl["title"] == "" {
+			t.Errorf("%s: title %v, annotations %v: want readOnlyHint %v, openWorldHint false and a title", name, tl["title"], a, ro)
 		}
-		if _, has := a["destructiveHint"]; has == ro {
-			t.Errorf("%s annotations %v: destructiveHint must be stated exactly for tools that write", name, a)
+		for k, v := range a {
+			if v == false && (k == "readOnlyHint" || k == "idempotentHint") || v == true && (k == "destructiveHint" || k == "openWorldHint") {
+				t.Errorf("%s annotations %v: %s restates MCP's default", name, a, k)
+			}
 		}
-		if tl["outputSchema"] == nil {
-			t.Errorf("%s has no outputSchema", name)
+		if _, has := a["destructiveHint"]; has && ro {
+			t.Errorf("%s annotations %v: a read-only tool states no destructiveHint", name, a)
+		}
+		// The result schema checks results; it is not listed (it costs a
+		// model's context and does not help it call the tool).
+		if tl["outputSchema"] != nil {
+			t.Errorf("%s lists its outputSchema", name)
 		}
 	}
 	c.ok("server_ping", `{}`)

@@ -34,7 +34,7 @@ func TestInitializeNegotiatesVersion(t *testing.T) {
 				t.Fatalf("protocolVersion %v, want %s", res["protocolVersion"], tt.negotiated)
 			}
 			want := `{"protocolVersion":` + jsonString(tt.negotiated) + `,"capabilities":{"...":true},` +
-				`"serverInfo":{"name":"mcprt","version":` + jsonString(version) + `}}`
+				`"serverInfo":{"name":"mcprt","version":` + jsonString(version) + `},"instructions":"*"}`
 			got, _ := json.Marshal(res)
 			if err := wiretest.Match(want, string(got)); err != nil {
 				t.Fatalf("initialize result: %v\n%s", err, got)
@@ -57,19 +57,6 @@ func TestInitializeServerInfoAndInstructionsFromConfig(t *testing.T) {
 	}
 	if res["instructions"] != "Call health first.\nThen the rest." {
 		t.Errorf("instructions %q, want the configured text", res["instructions"])
-	}
-	finish(t, p)
-}
-
-func TestInitializeHasNoInstructionsByDefault(t *testing.T) {
-	t.Parallel()
-	p := start(t)
-	res := initialize(t, p, "1", latestRevision)
-	if _, ok := res["instructions"]; ok {
-		t.Errorf("instructions present without configuration: %v", res)
-	}
-	if _, ok := res["capabilities"].(map[string]any); !ok {
-		t.Errorf("capabilities is not an object: %v", res)
 	}
 	finish(t, p)
 }

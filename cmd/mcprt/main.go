@@ -9,15 +9,11 @@
 //	mcprt --version
 //	mcprt --help
 //	mcprt aacp [--data-dir DIR] [--json] agents|channel|inbox|dead-letters|requeue ...
-//	mcprt trace show ID
-//	mcprt hook ...
-//	mcprt guard check ...
+//	mcprt trace [--data-dir DIR] show TRACE_ID | list
+//	mcprt hook [claude|gemini|codex] (reads the client's hook input on stdin)
+//	mcprt hook install-precommit|uninstall-precommit
+//	mcprt guard check [--staged] [--session ID] [PATHS...]
 //	mcprt ui
-//
-// aacp inspects the agent messaging journal, trace prints a recorded trace
-// as a tree, hook installs the git pre-commit hook and runs the AI clients'
-// hooks, guard checks paths against guard policies and reservations, and ui
-// serves the overseer's console alone over a data directory.
 //
 // Exit codes: 0 clean exit (stdin EOF, shutdown, first SIGINT/SIGTERM),
 // 1 fatal error, 2 bad command-line usage, 75 startup timeout, 78 invalid
@@ -75,7 +71,8 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ()))
 }
 
-const usage = `mcprt — an MCP server runtime over stdio or Streamable HTTP.
+const usage = `mcprt — an MCP server and coordination hub for AI coding sessions, over stdio or
+Streamable HTTP.
 
 Usage:
   mcprt [--config FILE]   serve MCP on stdin/stdout (logs go to stderr)
@@ -84,11 +81,21 @@ Usage:
                           (default 127.0.0.1:8080, endpoint /mcp)
   mcprt --version         print the version and exit
   mcprt --help            print this help and exit
-  mcprt aacp COMMAND      inspect the agent messaging journal (mcprt aacp --help)
-  mcprt trace show ID     print a recorded trace as a tree (mcprt trace --help)
+
+Subcommands (each has --help):
+  mcprt aacp COMMAND      inspect and repair the agent messaging journal
+  mcprt trace show|list   print recorded traces (delegation trees, durations)
+  mcprt hook [CLIENT]     for AI client hooks (Claude Code, Gemini CLI, Codex):
+                          print the agent's unread messages as context
+  mcprt hook install-precommit|uninstall-precommit
+                          the git pre-commit hook that runs mcprt guard check
+  mcprt guard check PATHS check paths against guard policies and reservations
+  mcprt ui                the overseer's console over a data directory
 
 Configuration comes from the environment (MCPRT_*), then the JSON file named
-by --config or MCPRT_CONFIG, then defaults. See the README for every key.
+by --config or MCPRT_CONFIG, then defaults; docs/configuration.md lists every
+key. Every MCPRT_* variable must name a key: keep tokens and other variables
+of your own outside the MCPRT_ prefix.
 
 Exit codes: 0 clean exit, 1 fatal error, 2 bad usage, 75 startup timeout,
 78 invalid configuration, 130/143 second SIGINT/SIGTERM.
@@ -221,6 +228,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 		return exitConfig
 	}
 	defer messaging.Close()
+	if cfg.Server.Instructions == "" { // who the model is, when to check its inbox, how to answer
+		cfg.Server.Instructions = domaintools.DefaultInstructions(cfg.AACP.AgentID)
+	}
 	srv, err := mcp.NewServer(mcp.Options{Config: &cfg, Logger: logger, Transport: mcp.TransportStdio, Audit: messaging.AuditSink(domain.AuditSink()),
 		Telemetry: telemetry, DroppedLogs: logOut.Dropped})
 	if err != nil {

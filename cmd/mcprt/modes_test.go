@@ -210,8 +210,8 @@ func TestRevisionsShapeListingAndResults(t *testing.T) {
 			if _, has := health["title"]; has != modern {
 				t.Errorf("health title present=%v under %s, want %v", has, rev, modern)
 			}
-			if _, has := health["outputSchema"]; has != modern {
-				t.Errorf("health outputSchema present=%v under %s, want %v", has, rev, modern)
+			if _, has := byName["server_ping"]["outputSchema"]; has != modern {
+				t.Errorf("server_ping outputSchema present=%v under %s, want %v", has, rev, modern)
 			}
 			c.close()
 		})

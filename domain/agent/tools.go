@@ -27,23 +27,21 @@ func NewTools(svc *Service) *Tools { return &Tools{svc: svc} }
 // tools.
 func ToolSpecs() []toolspec.Spec {
 	return []toolspec.Spec{
-		{Name: "agent_list", Title: "List agents", Description: "List the known agents: profiles of the agents directory, in-process agents and agents registered for messaging. " +
-			"agentIds holds every matching id (at most 1000, sorted; truncated when more), agents the first `limit` with their details, total how many match. Filters: team, enabled, capability, source.",
+		{Name: "agent_list", Title: "List agents", Description: "List known agents (profiles, in-process, messaging): every matching id in agentIds (at most 1000), details of the first `limit` in agents.",
 			ReadOnly: true, Idempotent: true},
-		{Name: "agent_get", Title: "Describe an agent", Description: "Show one agent: its profile (role, expertise, capabilities, team, workflow, orchestration), where it is known from and its delegation depth limit. Errors: AGENT_NOT_FOUND.",
+		{Name: "agent_get", Title: "Describe an agent", Description: "Show one agent: its profile (role, expertise, capabilities, team, workflow), where it is known from and its delegation depth limit.",
 			ReadOnly: true, Idempotent: true},
-		{Name: "agent_run", Title: "Run an agent", Description: "Run an agent on an input and wait for its output: a profile's workflow runs on the workflow engine; an agent registered for messaging gets a TASK_ASSIGNMENT and answers with a TASK_UPDATE (completed or failed); an in-process agent gets an agent_run message. " +
-			"Errors: AGENT_NOT_FOUND, AGENT_PERMISSION_DENIED (disabled), AGENT_DELEGATION_DEPTH_EXCEEDED, AGENT_STAGE_FAILED (the agent reported failure), TIMEOUT (retryable)."},
+		{Name: "agent_run", Title: "Run an agent", Description: "Run an agent on an input and wait for its output: a profile's workflow runs here; a messaging agent gets a TASK_ASSIGNMENT and answers with a TASK_UPDATE; an in-process agent gets a message."},
 	}
 }
 
 // ListInput is the input of agent_list.
 type ListInput struct {
-	Team       string `json:"team,omitempty" jsonschema:"Only agents of this team (from their profiles)"`
-	Enabled    *bool  `json:"enabled,omitempty" jsonschema:"Only enabled (true) or disabled (false) agents; agents without a profile are enabled"`
-	Capability string `json:"capability,omitempty" jsonschema:"Only agents with this capability"`
-	Source     string `json:"source,omitempty" jsonschema:"Only agents known from this source: profile, in-process or messaging"`
-	Limit      int    `json:"limit,omitempty" jsonschema:"Most agents to describe in agents, 1-1000 (default 50); agentIds is not limited by it"`
+	Team       string `json:"team,omitempty"`
+	Enabled    *bool  `json:"enabled,omitempty"`
+	Capability string `json:"capability,omitempty"`
+	Source     string `json:"source,omitempty" jsonschema:"profile, in-process or messaging"`
+	Limit      int    `json:"limit,omitempty" jsonschema:"1-1000, default 50"`
 }
 
 // ListItem is one agent of agent_list.
@@ -133,7 +131,7 @@ func item(a Info) ListItem {
 
 // IDInput is the input of agent_get.
 type IDInput struct {
-	AgentID string `json:"agentId" jsonschema:"The agent's id (agent_list shows them)"`
+	AgentID string `json:"agentId" jsonschema:"From agent_list"`
 }
 
 // OrchestrationOutput is a profile's orchestration section.
@@ -202,11 +200,11 @@ func Describe(a Info) GetOutput {
 
 // RunInput is the input of agent_run.
 type RunInput struct {
-	AgentID         string         `json:"agentId" jsonschema:"The agent to run (agent_list shows them)"`
-	Input           map[string]any `json:"input,omitempty" jsonschema:"Input data for the agent, a JSON object"`
-	Task            string         `json:"task,omitempty" jsonschema:"What to do, in words (the task description a messaging agent receives)"`
-	SessionID       string         `json:"sessionId,omitempty" jsonschema:"A session to associate with the run"`
-	DelegationDepth int            `json:"delegationDepth,omitempty" jsonschema:"How many delegations led to this call, 0-16 (default 0): an agent running a delegated task passes the depth its TASK_ASSIGNMENT carried (context.delegation.depth)"`
+	AgentID         string         `json:"agentId" jsonschema:"From agent_list"`
+	Input           map[string]any `json:"input,omitempty"`
+	Task            string         `json:"task,omitempty" jsonschema:"What to do, in words"`
+	SessionID       string         `json:"sessionId,omitempty"`
+	DelegationDepth int            `json:"delegationDepth,omitempty" jsonschema:"0-16: a delegated task passes its TASK_ASSIGNMENT's context.delegation.depth"`
 }
 
 // RunOutput is the result of agent_run.

@@ -19,18 +19,18 @@ func NewTools(svc *Service) *Tools { return &Tools{svc: svc} }
 // tools.
 func ToolSpecs() []toolspec.Spec {
 	return []toolspec.Spec{
-		{Name: "guard_list", Title: "List guard policies", Description: "List the governance policies: allowed and forbidden path globs, gates, change-radius limit.",
+		{Name: "guard_list", Title: "List guard policies", Description: "List the guard policies: allowed and forbidden path globs, gates, change-radius limit.",
 			ReadOnly: true, Idempotent: true},
-		{Name: "guard_check", Title: "Check changed paths", Description: "Check changed paths against policyId and/or every policy applied to sessionId (default policy: default), and against other live agents' exclusive reservations; report every violation. Errors: POLICY_NOT_FOUND, SESSION_NOT_FOUND, INVALID_ARGUMENT.",
+		{Name: "guard_check", Title: "Check changed paths", Description: "Check changed paths against a policy, the policies applied to sessionId, and other live agents' exclusive reservations; report every violation.",
 			ReadOnly: true, Idempotent: true},
-		{Name: "guard_apply", Title: "Apply a policy to a session", Description: "Apply a policy to an active session. Errors: POLICY_NOT_FOUND, SESSION_NOT_FOUND, SESSION_ALREADY_COMPLETED, POLICY_ALREADY_APPLIED.",
+		{Name: "guard_apply", Title: "Apply a policy to a session", Description: "Apply a guard policy to an active session.",
 			Idempotent: true}, // additive; a repeat changes nothing (POLICY_ALREADY_APPLIED)
 	}
 }
 
 // ListInput is the input of guard_list.
 type ListInput struct {
-	Limit int `json:"limit,omitempty" jsonschema:"Maximum number of policies, 1-1000 (default 20)"`
+	Limit int `json:"limit,omitempty" jsonschema:"1-1000, default 20"`
 }
 
 // PolicyOutput is one policy of guard_list.
@@ -73,9 +73,9 @@ func nonNil(s []string) []string {
 
 // CheckInput is the input of guard_check.
 type CheckInput struct {
-	PolicyID     string   `json:"policyId,omitempty" jsonschema:"A policy to check against"`
-	ChangedPaths []string `json:"changedPaths" jsonschema:"Changed file paths, relative to the workspace root (at most 1000)"`
-	SessionID    string   `json:"sessionId,omitempty" jsonschema:"Also check the policies applied to this session"`
+	PolicyID     string   `json:"policyId,omitempty" jsonschema:"Default: default, or the session's policies"`
+	ChangedPaths []string `json:"changedPaths" jsonschema:"Relative to the workspace root (at most 1000)"`
+	SessionID    string   `json:"sessionId,omitempty" jsonschema:"Also apply this session's policies"`
 }
 
 // ViolationOutput is one violation in guard_check.
@@ -125,8 +125,8 @@ func (t *Tools) Check(ctx context.Context, in CheckInput) (CheckOutput, error) {
 
 // ApplyInput is the input of guard_apply.
 type ApplyInput struct {
-	SessionID string `json:"sessionId" jsonschema:"Session to apply the policy to (it must be active)"`
-	PolicyID  string `json:"policyId" jsonschema:"Policy to apply"`
+	SessionID string `json:"sessionId"`
+	PolicyID  string `json:"policyId"`
 }
 
 // ApplyOutput is the result of guard_apply.

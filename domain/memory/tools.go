@@ -27,21 +27,21 @@ func NewTools(svc *Service) *Tools { return &Tools{svc: svc} }
 // tools, in the order of the Tools methods.
 func ToolSpecs() []toolspec.Spec {
 	return []toolspec.Spec{
-		{Name: "memory_store", Title: "Store a memory", Description: "Store a JSON value under {namespace}:{key}, overwriting any value there (at most 100 KiB).",
+		{Name: "memory_store", Title: "Store a memory", Description: "Store a JSON value under {namespace}:{key}, replacing any value there.",
 			Destructive: true}, // may overwrite; a repeat refreshes storedAt, so not idempotent
 		{Name: "memory_retrieve", Title: "Retrieve a memory", Description: "Read the value stored under {namespace}:{key}.",
 			ReadOnly: true, Idempotent: true},
-		{Name: "memory_search", Title: "Search memories", Description: "Find entries whose key contains the query (case-sensitive, newest first), or with fullText whose value holds every word of the query.",
+		{Name: "memory_search", Title: "Search memories", Description: "Find entries whose key contains the query (newest first), or with fullText whose value has every word of it.",
 			ReadOnly: true, Idempotent: true},
 		{Name: "memory_list", Title: "List memories", Description: "List entries (without values) by namespace and key, a page at a time.",
 			ReadOnly: true, Idempotent: true},
-		{Name: "memory_delete", Title: "Delete a memory", Description: "Delete the entry at {namespace}:{key}; deleting what does not exist succeeds with deleted=false.",
+		{Name: "memory_delete", Title: "Delete a memory", Description: "Delete the entry at {namespace}:{key} (deleted=false when there was none).",
 			Destructive: true, Idempotent: true},
 		{Name: "memory_stats", Title: "Memory statistics", Description: "Count entries and bytes, per namespace.",
 			ReadOnly: true, Idempotent: true},
-		{Name: "memory_export", Title: "Export memories", Description: "Export entries as NDJSON, one {namespace, key, value, storedAt} record per line.",
+		{Name: "memory_export", Title: "Export memories", Description: "Export entries as NDJSON, one {namespace, key, value, storedAt} per line.",
 			ReadOnly: true, Idempotent: true},
-		{Name: "memory_import", Title: "Import memories", Description: "Import NDJSON records (as memory_export writes them) all or nothing: one bad line and nothing is stored.",
+		{Name: "memory_import", Title: "Import memories", Description: "Import NDJSON as memory_export writes it, all or nothing.",
 			Destructive: true}, // overwrites unless skipExisting; records without storedAt get the current time
 	}
 }
@@ -50,9 +50,9 @@ func stamp(t time.Time) string { return check.Stamp(t) }
 
 // StoreInput is the input of memory_store.
 type StoreInput struct {
-	Key       string          `json:"key" jsonschema:"The key to store the value under (1-512 bytes of text; any characters but control characters)"`
-	Value     json.RawMessage `json:"value" jsonschema:"The value to store: any JSON value except null, at most 100 KiB as compact JSON"`
-	Namespace string          `json:"namespace,omitempty" jsonschema:"Namespace of the key: letters, digits and . _ - / (default \"default\")"`
+	Key       string          `json:"key" jsonschema:"1-512 bytes"`
+	Value     json.RawMessage `json:"value" jsonschema:"Any JSON but null, at most 100 KiB"`
+	Namespace string          `json:"namespace,omitempty" jsonschema:"Letters, digits, . _ - / (default \"default\")"`
 }
 
 // StoreOutput is the result of memory_store.
@@ -82,8 +82,8 @@ func (t *Tools) Store(ctx context.Context, in StoreInput) (StoreOutput, error) {
 
 // KeyInput is the input of memory_retrieve and memory_delete.
 type KeyInput struct {
-	Key       string `json:"key" jsonschema:"The key of the entry"`
-	Namespace string `json:"namespace,omitempty" jsonschema:"Namespace of the key (default \"default\")"`
+	Key       string `json:"key"`
+	Namespace string `json:"namespace,omitempty" jsonschema:"Default \"default\""`
 }
 
 // RetrieveOutput is the result of memory_retrieve.
@@ -113,10 +113,10 @@ func (t *Tools) Retrieve(ctx context.Context, in KeyInput) (RetrieveOutput, erro
 
 // SearchInput is the input of memory_search.
 type SearchInput struct {
-	Query     string `json:"query" jsonschema:"Search query: a substring of keys (case-sensitive), or with fullText words that must all occur in the value"`
-	Namespace string `json:"namespace,omitempty" jsonschema:"Only search this namespace (default: all namespaces)"`
-	Limit     int    `json:"limit,omitempty" jsonschema:"Maximum number of results, 1-50 (default 10)"`
-	FullText  bool   `json:"fullText,omitempty" jsonschema:"Search the values' words instead of the keys (case-insensitive; best match first)"`
+	Query     string `json:"query"`
+	Namespace string `json:"namespace,omitempty" jsonschema:"Default: all"`
+	Limit     int    `json:"limit,omitempty" jsonschema:"1-50, default 10"`
+	FullText  bool   `json:"fullText,omitempty" jsonschema:"Search values' words, best match first"`
 }
 
 // SearchResult is one hit of memory_search.
@@ -153,9 +153,9 @@ func (t *Tools) Search(ctx context.Context, in SearchInput) (SearchOutput, error
 
 // ListInput is the input of memory_list.
 type ListInput struct {
-	Namespace string `json:"namespace,omitempty" jsonschema:"Only list this namespace (default: all namespaces)"`
-	Limit     int    `json:"limit,omitempty" jsonschema:"Maximum number of entries, 1-1000 (default 100)"`
-	Offset    int    `json:"offset,omitempty" jsonschema:"Number of entries to skip (default 0)"`
+	Namespace string `json:"namespace,omitempty" jsonschema:"Default: all"`
+	Limit     int    `json:"limit,omitempty" jsonschema:"1-1000, default 100"`
+	Offset    int    `json:"offset,omitempty"`
 }
 
 // ListEntry is one entry of memory_list.
@@ -221,7 +221,7 @@ func (t *Tools) Delete(ctx context.Context, in KeyInput) (DeleteOutput, error) {
 
 // StatsInput is the input of memory_stats.
 type StatsInput struct {
-	Namespace string `json:"namespace,omitempty" jsonschema:"Only summarise this namespace (default: all)"`
+	Namespace string `json:"namespace,omitempty" jsonschema:"Default: all"`
 }
 
 // NamespaceOutput summarises one namespace in memory_stats.
@@ -256,7 +256,7 @@ func (t *Tools) Stats(ctx context.Context, in StatsInput) (StatsOutput, error) {
 
 // ExportInput is the input of memory_export.
 type ExportInput struct {
-	Namespace string `json:"namespace,omitempty" jsonschema:"Only export this namespace (default: all)"`
+	Namespace string `json:"namespace,omitempty" jsonschema:"Default: all"`
 }
 
 // ExportOutput is the result of memory_export.
@@ -279,8 +279,8 @@ func (t *Tools) Export(ctx context.Context, in ExportInput) (ExportOutput, error
 
 // ImportInput is the input of memory_import.
 type ImportInput struct {
-	Data         string `json:"data" jsonschema:"NDJSON records as memory_export writes them; namespace defaults to \"default\", storedAt to now"`
-	SkipExisting bool   `json:"skipExisting,omitempty" jsonschema:"Keep entries that already exist instead of overwriting them"`
+	Data         string `json:"data"`
+	SkipExisting bool   `json:"skipExisting,omitempty" jsonschema:"Keep existing entries"`
 }
 
 // ImportOutput is the result of memory_import.

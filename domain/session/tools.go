@@ -21,18 +21,18 @@ func NewTools(svc *Service) *Tools { return &Tools{svc: svc} }
 // session tools.
 func ToolSpecs() []toolspec.Spec {
 	return []toolspec.Spec{
-		{Name: "session_create", Title: "Create a session", Description: "Start an active collaboration session; the initiator is its first participant."},
-		{Name: "session_status", Title: "Session status", Description: "Show a session: status, participants, applied policies. Errors: SESSION_NOT_FOUND.",
+		{Name: "session_create", Title: "Create a session", Description: "Start a collaboration session; the initiator is its first participant."},
+		{Name: "session_status", Title: "Session status", Description: "Show a session: status, participants, applied policies.",
 			ReadOnly: true, Idempotent: true},
 		{Name: "session_list", Title: "List sessions", Description: "List sessions, newest first, by status and initiator.",
 			ReadOnly: true, Idempotent: true},
-		{Name: "session_complete", Title: "Complete a session", Description: "End an active session as completed. Errors: SESSION_NOT_FOUND, SESSION_ALREADY_COMPLETED, SESSION_INVALID_TRANSITION.",
+		{Name: "session_complete", Title: "Complete a session", Description: "End an active session as completed.",
 			Destructive: true, Idempotent: true},
-		{Name: "session_join", Title: "Join a session", Description: "Add an agent to an active session with a role; joining again changes nothing. Errors: SESSION_NOT_FOUND, SESSION_ALREADY_COMPLETED.",
+		{Name: "session_join", Title: "Join a session", Description: "Add an agent to an active session with a role (again: no change).",
 			Idempotent: true},
-		{Name: "session_leave", Title: "Leave a session", Description: "Remove an agent from an active session; leaving when not a participant succeeds with left=false. Errors: SESSION_NOT_FOUND, SESSION_ALREADY_COMPLETED.",
+		{Name: "session_leave", Title: "Leave a session", Description: "Remove an agent from an active session (left=false when it was not in it).",
 			Destructive: true, Idempotent: true},
-		{Name: "session_fail", Title: "Fail a session", Description: "End an active session as failed, with a reason. Errors: SESSION_NOT_FOUND, SESSION_ALREADY_COMPLETED, SESSION_INVALID_TRANSITION.",
+		{Name: "session_fail", Title: "Fail a session", Description: "End an active session as failed, with a reason.",
 			Destructive: true, Idempotent: true},
 	}
 }
@@ -41,10 +41,10 @@ func stamp(t time.Time) string { return check.Stamp(t) }
 
 // CreateInput is the input of session_create.
 type CreateInput struct {
-	Initiator string          `json:"initiator" jsonschema:"The agent ID initiating the session"`
-	Task      string          `json:"task" jsonschema:"Description of the session task"`
-	Workspace string          `json:"workspace,omitempty" jsonschema:"Optional workspace path"`
-	Metadata  json.RawMessage `json:"metadata,omitempty" jsonschema:"Optional metadata: a JSON object of at most 16 KiB"`
+	Initiator string          `json:"initiator" jsonschema:"Your agent id"`
+	Task      string          `json:"task"`
+	Workspace string          `json:"workspace,omitempty"`
+	Metadata  toolspec.Object `json:"metadata,omitempty" jsonschema:"At most 16 KiB"`
 }
 
 // CreateOutput is the result of session_create.
@@ -59,7 +59,8 @@ type CreateOutput struct {
 
 // Create is the session_create handler.
 func (t *Tools) Create(ctx context.Context, in CreateInput) (CreateOutput, error) {
-	s, err := t.svc.Create(ctx, CreateRequest(in))
+	s, err := t.svc.Create(ctx, CreateRequest{Initiator: in.Initiator, Task: in.Task, Workspace: in.Workspace,
+		Metadata: json.RawMessage(in.Metadata)})
 	if err != nil {
 		return CreateOutput{}, err
 	}
@@ -69,7 +70,7 @@ func (t *Tools) Create(ctx context.Context, in CreateInput) (CreateOutput, error
 
 // IDInput is the input of session_status.
 type IDInput struct {
-	SessionID string `json:"sessionId" jsonschema:"The session's id"`
+	SessionID string `json:"sessionId"`
 }
 
 // ParticipantOutput is one participant in session_status.
@@ -90,7 +91,7 @@ type PolicyOutput struct {
 // session_leave, session_complete and session_fail: the session as it is
 // after the call.
 type StatusOutput struct {
-	SessionID     string              `json:"sessionId" jsonschema:"The session's id"`
+	SessionID     string              `json:"sessionId"`
 	Status        Status              `json:"status" jsonschema:"active, completed or failed"`
 	Initiator     string              `json:"initiator" jsonschema:"The initiating agent"`
 	Task          string              `json:"task" jsonschema:"The task"`
@@ -102,7 +103,7 @@ type StatusOutput struct {
 	UpdatedAt     string              `json:"updatedAt" jsonschema:"When it last changed"`
 	CompletedAt   string              `json:"completedAt,omitempty" jsonschema:"When it ended (completed or failed)"`
 	Summary       string              `json:"summary,omitempty" jsonschema:"Completion summary"`
-	FailureReason string              `json:"failureReason,omitempty" jsonschema:"Why it failed"`
+	FailureReason string              `json:"failureReason,omitempty"`
 }
 
 // StatusOf returns the StatusOutput form of s.
@@ -131,14 +132,14 @@ func (t *Tools) Status(ctx context.Context, in IDInput) (StatusOutput, error) {
 
 // ListInput is the input of session_list.
 type ListInput struct {
-	Status    Status `json:"status,omitempty" jsonschema:"Only sessions in this state: active, completed or failed"`
-	Initiator string `json:"initiator,omitempty" jsonschema:"Only sessions started by this agent"`
-	Limit     int    `json:"limit,omitempty" jsonschema:"Maximum number of sessions, 1-100 (default 20)"`
+	Status    Status `json:"status,omitempty" jsonschema:"active, completed or failed"`
+	Initiator string `json:"initiator,omitempty"`
+	Limit     int    `json:"limit,omitempty" jsonschema:"1-100, default 20"`
 }
 
 // ListItem is one session of session_list.
 type ListItem struct {
-	SessionID        string `json:"sessionId" jsonschema:"The session's id"`
+	SessionID        string `json:"sessionId"`
 	Initiator        string `json:"initiator" jsonschema:"The initiating agent"`
 	Task             string `json:"task" jsonschema:"The task"`
 	Status           Status `json:"status" jsonschema:"active, completed or failed"`
@@ -168,8 +169,8 @@ func (t *Tools) List(ctx context.Context, in ListInput) (ListOutput, error) {
 
 // CompleteInput is the input of session_complete.
 type CompleteInput struct {
-	SessionID string `json:"sessionId" jsonschema:"The session to complete"`
-	Summary   string `json:"summary,omitempty" jsonschema:"Optional completion summary"`
+	SessionID string `json:"sessionId"`
+	Summary   string `json:"summary,omitempty"`
 }
 
 // Complete is the session_complete handler.
@@ -183,8 +184,8 @@ func (t *Tools) Complete(ctx context.Context, in CompleteInput) (StatusOutput, e
 
 // FailInput is the input of session_fail.
 type FailInput struct {
-	SessionID string `json:"sessionId" jsonschema:"The session that failed"`
-	Reason    string `json:"reason" jsonschema:"Why it failed"`
+	SessionID string `json:"sessionId"`
+	Reason    string `json:"reason"`
 }
 
 // Fail is the session_fail handler.
@@ -198,9 +199,9 @@ func (t *Tools) Fail(ctx context.Context, in FailInput) (StatusOutput, error) {
 
 // JoinInput is the input of session_join.
 type JoinInput struct {
-	SessionID string `json:"sessionId" jsonschema:"The session to join"`
-	AgentID   string `json:"agentId" jsonschema:"The joining agent"`
-	Role      string `json:"role,omitempty" jsonschema:"Its role (default participant)"`
+	SessionID string `json:"sessionId"`
+	AgentID   string `json:"agentId"`
+	Role      string `json:"role,omitempty" jsonschema:"Default participant"`
 }
 
 // JoinOutput is the result of session_join.
@@ -220,8 +221,8 @@ func (t *Tools) Join(ctx context.Context, in JoinInput) (JoinOutput, error) {
 
 // LeaveInput is the input of session_leave.
 type LeaveInput struct {
-	SessionID string `json:"sessionId" jsonschema:"The session to leave"`
-	AgentID   string `json:"agentId" jsonschema:"The leaving agent"`
+	SessionID string `json:"sessionId"`
+	AgentID   string `json:"agentId"`
 }
 
 // LeaveOutput is the result of session_leave.

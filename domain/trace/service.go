@@ -22,13 +22,24 @@ type Flusher interface {
 // this process's recorded events readable first, and reads the Store.
 // Safe for concurrent use.
 type Service struct {
-	store Store
-	flush Flusher
+	store  Store
+	flush  Flusher
+	linger time.Duration // how long a writing process may hold events back (WithLinger)
 }
 
 // NewService returns a Service over store. flush may be nil.
 func NewService(store Store, flush Flusher) *Service {
 	return &Service{store: store, flush: flush}
+}
+
+// WithLinger returns a copy of s that knows how long a writing process
+// may hold its events before they are readable (trace.flushIntervalMs): a
+// trace id that is not found yet may still be in flight for that long,
+// and TRACE_NOT_FOUND says so.
+func (s *Service) WithLinger(d time.Duration) *Service {
+	c := *s
+	c.linger = d
+	return &c
 }
 
 // settle waits (briefly) for this process's queued events, so that a
@@ -40,6 +51,17 @@ func (s *Service) settle(ctx context.Context) {
 	fctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	_ = s.flush.Flush(fctx) // best effort: reading what is there is still right
+}
+
+// inFlight says how long a trace written by another process may take to
+// become readable ("" when its writers do not linger). This process's own
+// events were made readable before the read (settle).
+func (s *Service) inFlight() string {
+	if s.linger <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(". If another mcprt process is writing it, it may still be in flight: its steps become readable "+
+		"within about %d ms of each call (trace.flushIntervalMs); try again after that", (s.linger + 50*time.Millisecond).Milliseconds())
 }
 
 func checkID(field, id string) error { return check.Text(field, id, MaxIDBytes, true) }
@@ -77,8 +99,8 @@ func (s *Service) Get(ctx context.Context, traceID string) (events []Event, trun
 	}
 	if len(events) == 0 {
 		return nil, false, core.NewError(CodeTraceNotFound, fmt.Sprintf(
-			"no trace has id %q; trace_list shows recent traces (a trace id is the first '/'-separated segment of a call's correlationId)",
-			core.Clip(traceID, 64))).WithDetail("traceId", traceID)
+			"no trace has id %q yet; trace_list shows recent traces (a trace id is the first '/'-separated segment of a call's correlationId)",
+			core.Clip(traceID, 64))+s.inFlight()).WithDetail("traceId", traceID)
 	}
 	return events, truncated, nil
 }

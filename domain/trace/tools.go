@@ -28,24 +28,24 @@ func NewTools(svc *Service) *Tools { return &Tools{svc: svc} }
 // tools. All of them only read.
 func ToolSpecs() []toolspec.Spec {
 	return []toolspec.Spec{
-		{Name: "trace_list", Title: "List traces", Description: "List recent traces (a trace is every tools/call that shares the first '/'-separated segment of its correlationId), most recent first.",
+		{Name: "trace_list", Title: "List traces", Description: "List recent traces, newest first (a trace: the calls whose correlationId shares its first '/' segment).",
 			ReadOnly: true, Idempotent: true},
-		{Name: "trace_get", Title: "Get a trace", Description: "Show every step (tools/call) of a trace: tool, status, duration, error, ids. Errors: TRACE_NOT_FOUND.",
+		{Name: "trace_get", Title: "Get a trace", Description: "Show every step (tools/call) of a trace: tool, status, duration, error, ids.",
 			ReadOnly: true, Idempotent: true},
-		{Name: "trace_analyze", Title: "Analyze a trace", Description: "Analyze a trace's performance and failures: slowest step, issues, recommendations, metrics. Errors: TRACE_NOT_FOUND.",
+		{Name: "trace_analyze", Title: "Analyze a trace", Description: "Analyze a trace: slowest step, failures, issues, recommendations, metrics.",
 			ReadOnly: true, Idempotent: true},
-		{Name: "trace_tree", Title: "Trace delegation tree", Description: "Show a trace as a delegation tree: correlation id \"T/a/b\" was delegated from \"T/a\". Errors: TRACE_NOT_FOUND.",
+		{Name: "trace_tree", Title: "Trace delegation tree", Description: "Show a trace as a delegation tree (\"T/a/b\" was delegated from \"T/a\").",
 			ReadOnly: true, Idempotent: true},
-		{Name: "trace_by_session", Title: "Traces of a session", Description: "List the steps linked to a collaboration session (calls whose arguments named its sessionId, and the call that created it).",
+		{Name: "trace_by_session", Title: "Traces of a session", Description: "List the traced steps of a collaboration session (calls naming its sessionId, and its creation).",
 			ReadOnly: true, Idempotent: true},
 	}
 }
 
 // ListInput is the input of trace_list.
 type ListInput struct {
-	Limit  int    `json:"limit,omitempty" jsonschema:"Maximum number of traces, 1-200 (default 10)"`
-	Status string `json:"status,omitempty" jsonschema:"Only traces with this status: success (no step failed) or failure"`
-	Tool   string `json:"tool,omitempty" jsonschema:"Only traces with a step of this tool"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"1-200, default 10"`
+	Status string `json:"status,omitempty" jsonschema:"success or failure"`
+	Tool   string `json:"tool,omitempty"`
 }
 
 // ListItem is one trace of trace_list.
@@ -82,7 +82,7 @@ func (t *Tools) List(ctx context.Context, in ListInput) (ListOutput, error) {
 
 // IDInput is the input of trace_get, trace_analyze and trace_tree.
 type IDInput struct {
-	TraceID string `json:"traceId" jsonschema:"The trace's id (trace_list shows them)"`
+	TraceID string `json:"traceId"`
 }
 
 // EventOutput is one step of a trace.
@@ -321,8 +321,8 @@ func failures(n int) string {
 
 // SessionInput is the input of trace_by_session.
 type SessionInput struct {
-	SessionID string `json:"sessionId" jsonschema:"The collaboration session's id (session_create returns it)"`
-	Limit     int    `json:"limit,omitempty" jsonschema:"Maximum number of steps, 1-1000 (default 100)"`
+	SessionID string `json:"sessionId"`
+	Limit     int    `json:"limit,omitempty" jsonschema:"1-1000, default 100"`
 }
 
 // SessionOutput is the result of trace_by_session.

@@ -39,23 +39,20 @@ func NewTools(eng *Engine, corrOf func(context.Context) string) *Tools {
 func ToolSpecs() []toolspec.Spec {
 	return []toolspec.Spec{
 		{Name: "workflow_run", Title: "Run a workflow",
-			Description: "Run a workflow by id with an optional input object: its steps call tools (or agents) in order; " +
-				"returns the run id, status, output and each step's result, duration and error. Errors: WORKFLOW_NOT_FOUND, " +
-				"INVALID_ARGUMENT (input against the workflow's inputSchema), WORKFLOW_VALIDATION_ERROR, WORKFLOW_STEP_FAILED, " +
-				"WORKFLOW_TIMEOUT, WORKFLOW_CANCELLED.",
+			Description: "Run a workflow (its steps call tools or agents in order) and return its status, output and each step's result.",
 			// The steps may call tools that overwrite or delete: a run may be destructive, and it is not idempotent.
 			Destructive: true},
-		{Name: "workflow_list", Title: "List workflows", Description: "List the workflows this server has (bundled and from workflow.dir), by id, optionally by status.",
+		{Name: "workflow_list", Title: "List workflows", Description: "List the workflows (bundled and from workflow.dir) by id.",
 			ReadOnly: true, Idempotent: true},
-		{Name: "workflow_describe", Title: "Describe a workflow", Description: "Describe one workflow: its steps, what each calls, and the schema of its input.",
+		{Name: "workflow_describe", Title: "Describe a workflow", Description: "Describe a workflow: its steps, what each calls, its input schema.",
 			ReadOnly: true, Idempotent: true},
 	}
 }
 
 // RunInput is the input of workflow_run.
 type RunInput struct {
-	WorkflowID string         `json:"workflowId" jsonschema:"The ID of the workflow to execute (workflow_list shows them)"`
-	Input      map[string]any `json:"input,omitempty" jsonschema:"Optional input parameters for the workflow, checked against its inputSchema"`
+	WorkflowID string         `json:"workflowId" jsonschema:"From workflow_list"`
+	Input      map[string]any `json:"input,omitempty" jsonschema:"Checked against its inputSchema"`
 }
 
 // Run is the workflow_run handler. A run that stops is a tool error whose
@@ -73,9 +70,9 @@ func (t *Tools) Run(ctx context.Context, in RunInput) (*RunResult, error) {
 
 // ListInput is the input of workflow_list.
 type ListInput struct {
-	Status string `json:"status,omitempty" jsonschema:"Only workflows with this status: active, inactive or draft"`
-	Limit  int    `json:"limit,omitempty" jsonschema:"Maximum number of workflows to return, 1-1000 (default 10)"`
-	Cursor string `json:"cursor,omitempty" jsonschema:"Continue after this workflow id (the nextCursor of the previous page)"`
+	Status string `json:"status,omitempty" jsonschema:"active, inactive or draft"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"1-1000, default 10"`
+	Cursor string `json:"cursor,omitempty" jsonschema:"nextCursor of the previous page"`
 }
 
 // Summary is one workflow in workflow_list.
@@ -135,7 +132,7 @@ func (t *Tools) summary(d *Definition) Summary {
 
 // IDInput is the input of workflow_describe.
 type IDInput struct {
-	WorkflowID string `json:"workflowId" jsonschema:"The ID of the workflow to describe"`
+	WorkflowID string `json:"workflowId"`
 }
 
 // StepInfo is one step in workflow_describe.

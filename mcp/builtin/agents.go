@@ -34,7 +34,7 @@ type agentStateResult struct {
 
 // agentStateArgs are agent_get_state's arguments.
 type agentStateArgs struct {
-	AgentID string `json:"agentId" jsonschema:"The id of the agent whose state to read (see agent_list)."`
+	AgentID string `json:"agentId"`
 }
 
 // agentTools returns agent_send_message, agent_list and agent_get_state,
@@ -50,13 +50,10 @@ func agentTools(cfg core.Config, agents *aacp.Coordinator) []tool {
 		typed(mcp.Tool{
 			Name:  "agent_send_message",
 			Title: "Send a message to an agent",
-			Description: "Sends {type, payload} to the in-process agent targetAgentId and returns the agent's " +
-				"response as the agent gave it. Each agent handles its messages one at a time in arrival " +
-				"order. Errors: NOT_FOUND when no such agent is registered (see agent_list), " +
-				"RESOURCE_EXHAUSTED when its queue is full (retry with backoff) or the message is too large.",
+			Description: "Send {type, payload} to an in-process agent (agent_list) and return its response. " +
+				"An agent handles one message at a time; a full queue is RESOURCE_EXHAUSTED (retry later).",
 			InputSchema: agentSendMessageInput,
-			Annotations: &mcp.ToolAnnotations{Title: "Send a message to an agent", ReadOnlyHint: mcp.Bool(false),
-				DestructiveHint: mcp.Bool(false), IdempotentHint: mcp.Bool(false), OpenWorldHint: mcp.Bool(false)},
+			Annotations: &mcp.ToolAnnotations{DestructiveHint: mcp.Bool(false), OpenWorldHint: mcp.Bool(false)},
 		}, proxyTool(agents)),
 		typed(mcp.Tool{
 			Name:  "agent_list",
@@ -80,14 +77,12 @@ func agentTools(cfg core.Config, agents *aacp.Coordinator) []tool {
 		typed(mcp.Tool{
 			Name:  "agent_get_state",
 			Title: "Read an agent's state",
-			Description: fmt.Sprintf("Returns {agentId, state, truncated}: the agent's state map as it was after its "+
-				"last finished message, with the values of secret-looking keys (logging.redactKeys) replaced "+
-				"by \"[REDACTED]\". The state's JSON is bounded by tools.maxStateBytes (%d bytes here): a larger "+
-				"state keeps only its first keys in sorted order that fit, and truncated is true. "+
-				"NOT_FOUND when no such agent is registered.", maxState),
-			InputSchema:  agentGetStateInput,
-			OutputSchema: agentGetStateOutput,
-			Annotations:  readOnly("Read an agent's state"),
+			Description: fmt.Sprintf("An in-process agent's state after its last message, secret-looking values "+
+				"redacted; over %d bytes only the first keys (sorted) that fit, with truncated true.", maxState),
+			InputSchema:      agentGetStateInput,
+			OutputSchema:     agentGetStateOutput,
+			HideOutputSchema: true,
+			Annotations:      readOnly("Read an agent's state"),
 		}, func(_ context.Context, _ *mcp.CallToolRequest, in agentStateArgs) (agentStateResult, error) {
 			st, err := agents.AgentState(in.AgentID)
 			if err != nil {
@@ -147,7 +142,7 @@ func boundState(st map[string]any, limit int) (map[string]any, bool, error) {
 // agentProxy tools. message stays raw: the canonical agentProxy schema
 // only says it is an object, so its shape is checked here.
 type proxyArgs struct {
-	TargetAgentID string          `json:"targetAgentId" jsonschema:"The id of the agent to send the message to (see agent_list)."`
+	TargetAgentID string          `json:"targetAgentId"`
 	Message       json.RawMessage `json:"message"`
 }
 

@@ -70,11 +70,9 @@ func observerTools(srv *mcp.Server, opts Options) []tool {
 	version := opts.Version
 	return []tool{
 		typed(mcp.Tool{
-			Name:  "server_ping",
-			Title: "Server ping",
-			Description: "Checks that the server answers. Returns {version, mode, uptime_ms}: the server's " +
-				"build version, its mode (FULL, READONLY, MINIMAL or TEST) and the milliseconds since it " +
-				"started. Takes no arguments and no concurrency slot, so it answers even when the server is busy.",
+			Name:         "server_ping",
+			Title:        "Server ping",
+			Description:  "Check that the server answers: its version, mode and uptime. Answers even when the server is busy.",
 			OutputSchema: serverPingOutput,
 			Annotations:  readOnly("Server ping"),
 			Observer:     true,
@@ -90,16 +88,14 @@ func observerTools(srv *mcp.Server, opts Options) []tool {
 		typed(mcp.Tool{
 			Name:  "health",
 			Title: "Server health",
-			Description: "Reports the server's health: {server:{name,version}, config:{toolTimeoutMs, " +
-				"maxConcurrentExecutions, maxPayloadBytes, maxStateBytes}, resources:{memoryUsageBytes, " +
-				"schedLatencyP99Ms, concurrentExecutions, maxConcurrentExecutions, droppedLogEntries}, status}. status is " +
-				"\"healthy\", \"degraded\" (over 80% of the concurrency slots busy, or scheduler latency p99 over " +
-				"100 ms) or \"unhealthy\" (every slot busy, p99 over 500 ms, or 3+ consecutive calls rejected " +
-				"with RESOURCE_EXHAUSTED). Takes no arguments and no concurrency slot.",
-			OutputSchema: healthOutput,
-			Annotations:  readOnly("Server health"),
-			Observer:     true,
-			Essential:    true,
+			Description: "Server health: status healthy, degraded (over 80% of the slots busy or scheduler p99 " +
+				"over 100 ms) or unhealthy (all slots busy, p99 over 500 ms, or 3+ calls in a row refused " +
+				"RESOURCE_EXHAUSTED), with its limits and resource figures. Answers even when busy.",
+			OutputSchema:     healthOutput,
+			HideOutputSchema: true,
+			Annotations:      readOnly("Server health"),
+			Observer:         true,
+			Essential:        true,
 		}, healthTool(srv)),
 	}
 }

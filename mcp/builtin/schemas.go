@@ -65,12 +65,12 @@ var (
 	agentSendMessageInput = json.RawMessage(`{
 		"type": "object",
 		"properties": {
-			"targetAgentId": {"type": "string", "minLength": 1, "description": "The id of the agent to send the message to (see agent_list)."},
+			"targetAgentId": {"type": "string", "minLength": 1},
 			"message": {
 				"type": "object",
 				"properties": {
-					"type": {"type": "string", "description": "What the message asks for; its meaning is up to the agent."},
-					"payload": {"description": "The message body: any JSON value."}
+					"type": {"type": "string", "description": "What the message asks for (the agent decides)"},
+					"payload": {"description": "Any JSON value"}
 				},
 				"required": ["type"],
 				"additionalProperties": false
@@ -93,7 +93,7 @@ var (
 	agentGetStateInput = json.RawMessage(`{
 		"type": "object",
 		"properties": {
-			"agentId": {"type": "string", "minLength": 1, "description": "The id of the agent whose state to read (see agent_list)."}
+			"agentId": {"type": "string", "minLength": 1}
 		},
 		"required": ["agentId"],
 		"additionalProperties": false

@@ -16,12 +16,22 @@ import (
 )
 
 // TraceUsage describes the trace subcommand.
-const TraceUsage = `Usage:
-  mcprt trace show [--config FILE] TRACE_ID   print a trace's delegation tree with durations
-  mcprt trace list [--config FILE] [-n N]     list recent traces
+const TraceUsage = `mcprt trace — print the traces the server recorded.
 
-The store is the one the server uses (store.dir, or {aacp.dataDir}/store),
-from the same environment and configuration file.
+Usage:
+  mcprt trace [flags] show TRACE_ID   print a trace's delegation tree with durations
+  mcprt trace [flags] list [-n N]     list recent traces
+
+Flags (before or after the command):
+  --data-dir DIR   the data directory (default: aacp.dataDir from --config,
+                   MCPRT_CONFIG or MCPRT_AACP_DATA_DIR, else .mcprt); the
+                   store is DIR/store unless store.dir says otherwise
+  --config FILE    the configuration file to read from
+  -n N             how many traces list shows (default 20)
+
+A trace another process is writing becomes readable within about
+trace.flushIntervalMs of its calls. Exit codes: 0 done, 1 no such trace or
+store, 2 bad usage, 78 invalid configuration.
 `
 
 // Exit codes of TraceCommand.
@@ -35,28 +45,47 @@ const (
 
 // TraceCommand runs "mcprt trace ARGS" and returns the exit code: 0, 1
 // when the trace or the store does not exist or cannot be read, 2 for bad
-// usage, 78 for an invalid configuration (logConfig reports it).
+// usage (no command included: the usage goes to stderr), 78 for an
+// invalid configuration (logConfig reports it). Flags may come before,
+// between and after the command's words.
 func TraceCommand(args []string, stdout, stderr io.Writer, environ []string, version string, logConfig func(error),
 	extra ...func(*core.Loader) error) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	fs := flag.NewFlagSet("mcprt trace", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	configPath := fs.String("config", "", "path of a JSON configuration file")
+	dataDir := fs.String("data-dir", "", "the data directory")
+	limit := fs.Int("n", 20, "number of traces to list")
+	help := fs.Bool("help", false, "print help")
+	var pos []string
+	for rest := args; ; {
+		if err := fs.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fmt.Fprint(stdout, TraceUsage)
+				return exitOK
+			}
+			fmt.Fprintf(stderr, "mcprt trace: %v\n%s", err, TraceUsage)
+			return exitUsage
+		}
+		if rest = fs.Args(); len(rest) == 0 {
+			break
+		}
+		pos, rest = append(pos, rest[0]), rest[1:]
+	}
+	if *help || len(pos) == 1 && pos[0] == "help" {
 		fmt.Fprint(stdout, TraceUsage)
 		return exitOK
 	}
-	verb := args[0]
-	fs := flag.NewFlagSet("mcprt trace "+verb, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	configPath := fs.String("config", "", "path of a JSON configuration file")
-	limit := fs.Int("n", 20, "number of traces to list")
-	if err := fs.Parse(args[1:]); err != nil {
-		fmt.Fprintf(stderr, "mcprt trace %s: %v\n%s", verb, err, TraceUsage)
+	if len(pos) == 0 {
+		fmt.Fprintf(stderr, "mcprt trace: no command given; use show or list\n%s", TraceUsage)
 		return exitUsage
 	}
+	verb := pos[0]
 	switch {
-	case verb == "show" && fs.NArg() != 1:
+	case verb == "show" && len(pos) != 2:
 		fmt.Fprintf(stderr, "mcprt trace show: give exactly one trace id (mcprt trace list shows them)\n%s", TraceUsage)
 		return exitUsage
-	case verb == "list" && fs.NArg() != 0:
-		fmt.Fprintf(stderr, "mcprt trace list: unexpected argument %q\n%s", fs.Arg(0), TraceUsage)
+	case verb == "list" && len(pos) != 1:
+		fmt.Fprintf(stderr, "mcprt trace list: unexpected argument %q\n%s", pos[1], TraceUsage)
 		return exitUsage
 	case verb != "show" && verb != "list":
 		fmt.Fprintf(stderr, "mcprt trace: unknown command %q; use show or list\n%s", verb, TraceUsage)
@@ -71,9 +100,12 @@ func TraceCommand(args []string, stdout, stderr io.Writer, environ []string, ver
 		logConfig(err)
 		return exitConfig
 	}
+	if *dataDir != "" {
+		base.AACP.DataDir = *dataDir
+	}
 	dir := cfg.StoreDir(base.AACP.DataDir)
 	if _, err := os.Stat(dir + string(os.PathSeparator) + store.FileName); err != nil {
-		fmt.Fprintf(stderr, "mcprt trace: no store at %s (nothing was recorded there yet; set store.dir or MCPRT_STORE_DIR to the server's store)\n", dir)
+		fmt.Fprintf(stderr, "mcprt trace: no store at %s (nothing was recorded there yet; pass --data-dir DIR, the server's aacp.dataDir, or set store.dir / MCPRT_STORE_DIR to its store)\n", dir)
 		return exitFailure
 	}
 	db, err := store.New(store.Options{Dir: dir, BusyTimeout: time.Duration(cfg.Store.BusyTimeoutMs) * time.Millisecond})
@@ -84,11 +116,11 @@ func TraceCommand(args []string, stdout, stderr io.Writer, environ []string, ver
 	defer db.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), traceTimeout)
 	defer cancel()
-	svc := trace.NewService(db.Traces(), nil)
+	svc := trace.NewService(db.Traces(), nil).WithLinger(time.Duration(cfg.Trace.FlushIntervalMs) * time.Millisecond)
 	if verb == "list" {
 		return listTraces(ctx, svc, *limit, stdout, stderr)
 	}
-	id := fs.Arg(0)
+	id := pos[1]
 	evs, truncated, err := svc.Get(ctx, id)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcprt trace show: %s\n", message(err))

@@ -54,6 +54,7 @@ type Domain struct {
 	flows        *workflow.Engine
 	clock        core.Clock
 	coord        coordination // reservations and the work queue (coordination.go)
+	agentID      string       // aacp.agentId, named by the check_inbox prompt
 }
 
 // New builds the services. It touches no file but the policies directory,
@@ -76,7 +77,7 @@ func New(opts Options) (*Domain, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Domain{db: db, serverID: opts.IDs.NewID(), runTimeoutMs: cfg.Agent.RunTimeoutMs, clock: opts.Clock,
+	d := &Domain{db: db, serverID: opts.IDs.NewID(), runTimeoutMs: cfg.Agent.RunTimeoutMs, clock: opts.Clock, agentID: opts.Base.AACP.AgentID,
 		updates: newUpdates(db, time.Duration(cfg.Store.WatchIntervalMs)*time.Millisecond, opts.Clock, opts.Logger)}
 	d.memory = memory.NewService(db.Memory(), opts.Clock)
 	d.sessions = session.NewService(db.Sessions(), opts.Clock, opts.IDs)
@@ -105,7 +106,7 @@ func New(opts Options) (*Domain, error) {
 		d.sink = NewAuditSink(d.recorder, opts.Clock, d.serverID)
 		flusher = d.recorder
 	}
-	d.traces = trace.NewService(db.Traces(), flusher)
+	d.traces = trace.NewService(db.Traces(), flusher).WithLinger(time.Duration(cfg.Trace.FlushIntervalMs) * time.Millisecond)
 	if err := d.newWorkflows(cfg, dataDir, opts); err != nil {
 		return nil, err
 	}
@@ -216,6 +217,9 @@ func (d *Domain) Register(srv *mcp.Server) error {
 		r.err = d.registerPrompts(srv, r.admitted)
 	}
 	if r.err == nil {
+		r.err = registerInboxPrompt(srv, d.agentID)
+	}
+	if r.err == nil {
 		r.err = d.registerWorkflows(srv, r.admitted)
 	}
 	if r.err == nil {
@@ -272,17 +276,29 @@ func addTimed[In, Out any](r *registrar, name string, timeout time.Duration, h f
 	}
 }
 
-// Tool returns the mcp.Tool of a spec, without handler or schemas. Every
-// annotation is stated: a read-only tool is neither destructive nor
-// idempotent-by-accident (it is idempotent), and no domain tool reaches
-// outside the server's own data.
+// Tool returns the mcp.Tool of a spec, without handler or schemas. The
+// annotations state what differs from MCP's defaults (not read-only,
+// destructive, not idempotent, open world): readOnlyHint and
+// idempotentHint when true, destructiveHint false for a tool that only
+// adds, openWorldHint false (no domain tool reaches outside the server's
+// own data unless its spec says so). The title is the tool's own (listed
+// from 2025-06-18); the annotations do not repeat it. The output schema
+// derived from the result type checks every result but is not listed: it
+// would cost a model's context without helping it call the tool.
 func Tool(s toolspec.Spec) mcp.Tool {
-	a := &mcp.ToolAnnotations{Title: s.Title, ReadOnlyHint: mcp.Bool(s.ReadOnly), IdempotentHint: mcp.Bool(s.Idempotent),
-		OpenWorldHint: mcp.Bool(s.OpenWorld)}
-	if !s.ReadOnly {
-		a.DestructiveHint = mcp.Bool(s.Destructive)
+	a := &mcp.ToolAnnotations{}
+	if s.ReadOnly {
+		a.ReadOnlyHint = mcp.Bool(true)
+	} else if !s.Destructive {
+		a.DestructiveHint = mcp.Bool(false)
 	}
-	return mcp.Tool{Name: s.Name, Title: s.Title, Description: s.Description, Annotations: a}
+	if s.Idempotent {
+		a.IdempotentHint = mcp.Bool(true)
+	}
+	if !s.OpenWorld {
+		a.OpenWorldHint = mcp.Bool(false)
+	}
+	return mcp.Tool{Name: s.Name, Title: s.Title, Description: s.Description, Annotations: a, HideOutputSchema: true}
 }
 
 // workspaceRoot is guard.workspaceRoot, or the working directory when

@@ -33,6 +33,11 @@ const (
 	headerSession     = "Mcp-Session-Id"
 	headerProtocol    = "Mcp-Protocol-Version"
 	headerLastEventID = "Last-Event-Id"
+	// headerTools (or the query parameter paramTools) on the request that
+	// opens a session chooses the session's tools: profile names, tool
+	// names and prefixes ending in *, separated by commas.
+	headerTools = "Mcp-Tools"
+	paramTools  = "tools"
 )
 
 // Options configures a Handler beyond its Config; the zero value means
@@ -371,7 +376,7 @@ func (h *Handler) lookup(w http.ResponseWriter, r *http.Request, cred int) *sess
 
 // newSession opens a session for an initialize request, or reports why
 // it cannot (the server is full or shutting down).
-func (h *Handler) newSession(cred int) (*session, int, string) {
+func (h *Handler) newSession(cred int, tools *mcp.ToolSet) (*session, int, string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.draining {
@@ -382,7 +387,7 @@ func (h *Handler) newSession(cred int) (*session, int, string) {
 			strconv.Itoa(h.cfg.MaxSessions) + " (transport.http.maxSessions); end unused sessions with DELETE, or retry later"
 	}
 	s := newSession(h, rand.Text(), cred)
-	s.sess = h.srv.Connect(s, &mcp.SessionOptions{Transport: TransportName})
+	s.sess = h.srv.Connect(s, &mcp.SessionOptions{Transport: TransportName, Tools: tools})
 	h.sessions[s.id] = s
 	h.serving.Add(1)
 	go func() {
@@ -394,6 +399,27 @@ func (h *Handler) newSession(cred int) (*session, int, string) {
 		close(s.finished)
 	}()
 	return s, 0, ""
+}
+
+// sessionTools reads the tools a request that opens a session chooses
+// (the Mcp-Tools header, else the tools query parameter): nil when it
+// chooses none (the server's tools.profile applies). A bad choice gets
+// 400 and ok false.
+func (h *Handler) sessionTools(w http.ResponseWriter, r *http.Request) (tools *mcp.ToolSet, ok bool) {
+	spec := r.Header.Get(headerTools)
+	if spec == "" {
+		spec = r.URL.Query().Get(paramTools)
+	}
+	if spec == "" {
+		return nil, true
+	}
+	tools, err := h.srv.SessionToolSet(spec)
+	if err != nil {
+		h.fail(w, nil, http.StatusBadRequest, core.CodeInvalidArgument, "the session's tools ("+headerTools+
+			" header or ?"+paramTools+"=): "+err.Error())
+		return nil, false
+	}
+	return tools, true
 }
 
 // forget removes a closed session from the table: its id now gets 404.

@@ -67,7 +67,11 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, cred int) {
 		h.postStateless(w, r, cred, data, msg)
 		return
 	}
-	s, status, why := h.newSession(cred)
+	tools, ok := h.sessionTools(w, r)
+	if !ok {
+		return
+	}
+	s, status, why := h.newSession(cred, tools)
 	if s == nil {
 		h.fail(w, nil, status, core.CodeResourceExhausted, why)
 		return

@@ -145,7 +145,11 @@ func (h *Handler) postStateless(w http.ResponseWriter, r *http.Request, cred int
 	if !h.checkHeaders(w, r, req) {
 		return
 	}
-	s, status, why := h.newStatelessSession(cred)
+	tools, ok := h.sessionTools(w, r)
+	if !ok {
+		return
+	}
+	s, status, why := h.newStatelessSession(cred, tools)
 	if s == nil {
 		h.failID(w, nil, status, core.CodeResourceExhausted, &req.ID, codeUnavailable, why)
 		return
@@ -162,7 +166,7 @@ func (h *Handler) postStateless(w http.ResponseWriter, r *http.Request, cred int
 // newStatelessSession opens the one-request connection of a stateless
 // request, or reports why it cannot: at most transport.http.maxSessions
 // stateless requests run at once.
-func (h *Handler) newStatelessSession(cred int) (*session, int, string) {
+func (h *Handler) newStatelessSession(cred int, tools *mcp.ToolSet) (*session, int, string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.draining {
@@ -173,7 +177,7 @@ func (h *Handler) newStatelessSession(cred int) (*session, int, string) {
 			strconv.Itoa(h.cfg.MaxSessions) + " at once (transport.http.maxSessions); retry later"
 	}
 	s := newSession(h, "", cred)
-	s.sess = h.srv.Connect(s, &mcp.SessionOptions{Transport: TransportName, Stateless: true})
+	s.sess = h.srv.Connect(s, &mcp.SessionOptions{Transport: TransportName, Stateless: true, Tools: tools})
 	h.serving.Add(1)
 	go func() {
 		defer h.serving.Done()

@@ -1,0 +1,146 @@
+package mcp
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mcprt/mcprt/core"
+)
+
+// ToolSet is the set of tools a session sees in tools/list and may call:
+// a tool outside it is answered like one that does not exist (NOT_FOUND).
+// It is chosen by entries, each a profile name (core.ToolProfiles, or
+// "full" for every tool), a tool name, or a name prefix ending in "*".
+// A ToolSet is immutable; the nil *ToolSet allows every tool.
+type ToolSet struct {
+	label    string // how it was chosen, for errors: "core" or "memory_store,trace_*"
+	all      bool
+	names    map[string]bool
+	prefixes []string
+}
+
+// ParseToolSet builds the ToolSet of entries (see ToolSet). An entry that
+// is neither a profile name nor a tool name or prefix is an error; a name
+// no registered tool has is allowed (it matches nothing). No entries is an
+// error: a session with no tools is never what was meant.
+func ParseToolSet(entries []string) (*ToolSet, error) {
+	if len(entries) == 0 {
+		return nil, fmt.Errorf("no tools chosen: name a profile (%s) or tools", profileNames())
+	}
+	profiles := core.ToolProfiles()
+	t := &ToolSet{label: strings.Join(entries, ","), names: map[string]bool{}}
+	for _, e := range entries {
+		e = strings.TrimSpace(e)
+		if e == core.ToolProfileFull || e == "*" {
+			t.all = true
+			continue
+		}
+		patterns, isProfile := profiles[e]
+		if !isProfile {
+			if !core.ValidToolPattern(e) {
+				return nil, fmt.Errorf("%q is not a profile (%s), a tool name or a name prefix ending in *", e, profileNames())
+			}
+			patterns = []string{e}
+		}
+		for _, p := range patterns {
+			if prefix, ok := strings.CutSuffix(p, "*"); ok {
+				t.prefixes = append(t.prefixes, prefix)
+			} else {
+				t.names[p] = true
+			}
+		}
+	}
+	return t, nil
+}
+
+// profileNames lists the profile names for messages.
+func profileNames() string {
+	names := []string{core.ToolProfileFull}
+	for n := range core.ToolProfiles() {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}
+
+// Allows reports whether the set has the tool called name.
+func (t *ToolSet) Allows(name string) bool {
+	if t == nil || t.all || t.names[name] {
+		return true
+	}
+	for _, p := range t.prefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// String says how the set was chosen ("full" for the nil set).
+func (t *ToolSet) String() string {
+	if t == nil {
+		return core.ToolProfileFull
+	}
+	return t.label
+}
+
+// configToolSet is the ToolSet of the tools section: tools.enabled when
+// it is not empty, else tools.profile; nil for every tool.
+func configToolSet(cfg core.ToolsConfig) (*ToolSet, error) {
+	entries := cfg.Enabled
+	key := "tools.enabled"
+	if len(entries) == 0 {
+		if cfg.Profile == "" || cfg.Profile == core.ToolProfileFull {
+			return nil, nil
+		}
+		entries, key = []string{cfg.Profile}, "tools.profile"
+	}
+	t, err := ParseToolSet(entries)
+	if err != nil {
+		return nil, &core.ConfigError{Key: key, Env: core.EnvName(key), Value: strings.Join(entries, ","),
+			Allowed: "profile names (" + profileNames() + "), tool names, or name prefixes ending in *", Source: "file or env",
+			Reason: err.Error()}
+	}
+	if t.all {
+		return nil, nil
+	}
+	return t, nil
+}
+
+// SessionToolSet parses a session's own choice of tools, spec (entries
+// separated by commas, as a transport receives it in a query parameter or
+// header), for SessionOptions.Tools. Besides ParseToolSet's rules, an
+// entry that matches no tool registered now is an error, so that a typo
+// does not silently leave a session without a tool.
+func (s *Server) SessionToolSet(spec string) (*ToolSet, error) {
+	var entries []string
+	for e := range strings.SplitSeq(spec, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			entries = append(entries, e)
+		}
+	}
+	t, err := ParseToolSet(entries)
+	if err != nil {
+		return nil, err
+	}
+	profiles := core.ToolProfiles()
+	for _, e := range entries {
+		if _, isProfile := profiles[e]; isProfile || e == core.ToolProfileFull || e == "*" {
+			continue
+		}
+		one, _ := ParseToolSet([]string{e})
+		if !slices.ContainsFunc(s.tools.all(), func(rt *registeredTool) bool { return one.Allows(rt.def.Name) }) {
+			return nil, fmt.Errorf("%q names no tool of this server; tools/list of profile full shows them all", e)
+		}
+	}
+	return t, nil
+}
+
+// notInSession is the NOT_FOUND error of a call to a registered tool that
+// the session's tool set leaves out.
+func (sess *Session) notInSession(name string) *core.Error {
+	return core.NewError(core.CodeNotFound, fmt.Sprintf("tool %q is not among this session's tools (%s); call tools/list "+
+		"to see them, or choose more with tools.profile / tools.enabled (over HTTP, the initialize's ?tools= or Mcp-Tools header)",
+		name, sess.tools)).WithDetail("tools", sess.tools.String())
+}
