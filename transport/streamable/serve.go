@@ -51,6 +51,10 @@ func (h *Handler) ListenAndServe(ctx context.Context, ready func(net.Addr)) erro
 // It returns nil after a shutdown for ctx, and the error otherwise.
 func (h *Handler) Serve(ctx context.Context, ln net.Listener) error {
 	endpoint := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if m, ok := h.mounted(r.URL.Path); ok {
+			h.serveMount(w, r, m)
+			return
+		}
 		if r.URL.Path != h.cfg.Path {
 			h.fail(w, nil, http.StatusNotFound, core.CodeNotFound, "no MCP endpoint at "+clipText(r.URL.Path)+
 				"; it is at "+clipText(h.cfg.Path)+" (transport.http.path)")
