@@ -128,7 +128,7 @@ func (c *Console) memoryPage(ctx context.Context, q *request) {
 		pg, lo, hi := paginate(q.r, len(found), c.cfg.PageSize)
 		b.Pager = pg
 		for _, e := range found[lo:hi] {
-			b.Entries = append(b.Entries, memoryRow{e.Namespace, e.Key, string(e.Value), e.StoredAt})
+			b.Entries = append(b.Entries, memoryRow{e.Namespace, e.Key, displayJSON(string(e.Value), true), e.StoredAt})
 		}
 	} else {
 		pg, _, _ := paginate(q.r, 1<<30, c.cfg.PageSize)
@@ -144,7 +144,7 @@ func (c *Console) memoryPage(ctx context.Context, q *request) {
 			if err != nil || !ok {
 				continue
 			}
-			b.Entries = append(b.Entries, memoryRow{e.Namespace, e.Key, string(e.Value), e.StoredAt})
+			b.Entries = append(b.Entries, memoryRow{e.Namespace, e.Key, displayJSON(string(e.Value), true), e.StoredAt})
 		}
 	}
 	c.page(q, http.StatusOK, "memory", "memory", "memory", pageData{Body: b})

@@ -193,7 +193,7 @@ func (j *journalView) readInbox(ctx context.Context, st *journal.FileStore, rece
 	err = in.Read(ctx, func(e *envelope.Envelope) error {
 		out = append(out, message{Seq: e.Seq, MessageID: e.MessageID, RequestID: e.RequestID, CorrelationID: e.CorrelationID,
 			Sender: e.Sender.AgentID, Receiver: e.Receiver.AgentID, Type: e.MessageType, Priority: string(e.Priority),
-			SentAt: e.Time(), ExpiresAt: e.ExpiresAt(), Retry: e.Metadata.RetryCount, Payload: string(e.Payload)})
+			SentAt: e.Time(), ExpiresAt: e.ExpiresAt(), Retry: e.Metadata.RetryCount, Payload: displayJSON(string(e.Payload), false)})
 		return nil
 	})
 	if err != nil {

@@ -122,7 +122,7 @@ func (c *Console) messageDetail(ctx context.Context, q *request, id string) {
 		c.fail(q, http.StatusNotFound, "no stored message "+id+" (it may have expired or been compacted); see the messages page")
 		return
 	}
-	b := messageBody{Message: m, Replies: snap.replies(m.Sender, m.MessageID), Pretty: prettyJSON(m.Payload)}
+	b := messageBody{Message: m, Replies: snap.replies(m.Sender, m.MessageID), Pretty: displayJSON(m.Payload, true)}
 	for _, d := range snap.dead {
 		if d.MessageID == id {
 			b.Dead = &d
@@ -132,16 +132,24 @@ func (c *Console) messageDetail(ctx context.Context, q *request, id string) {
 	c.page(q, http.StatusOK, "message", "messages", "messages", pageData{Title: "Message " + id, Body: b})
 }
 
-func prettyJSON(s string) string {
+// displayJSON re-encodes a JSON payload for people: without the \u003c
+// escapes of the wire form (the templates escape what they show),
+// indented when indent is set. Text that is not JSON is returned as is.
+func displayJSON(s string, indent bool) string {
 	var v any
 	if json.Unmarshal([]byte(s), &v) != nil {
 		return s
 	}
-	out, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if indent {
+		enc.SetIndent("", "  ")
+	}
+	if enc.Encode(v) != nil {
 		return s
 	}
-	return string(out)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // requeue sends a dead letter again, for its sender: the person's own
