@@ -183,4 +183,3 @@ func (r *fakeReservations) ForceRelease(_ context.Context, id, reason string) er
 type fakeTasks []Task
 
 func (t fakeTasks) List(context.Context, int) ([]Task, error) { return t, nil }
-
