@@ -134,12 +134,12 @@ func runUI(args []string, stdout, stderr io.Writer, environ []string) int {
 	hs := &http.Server{Handler: ui, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	url := "http://" + ln.Addr().String() + ui.Prefix()
-	logger.Info("mcprt ui ready", "url", url, "dataDir", cfg.AACP.DataDir, "version", version)
 	if printed {
 		fmt.Fprintf(stderr, "mcprt ui: open %s and sign in with the token %s\n", url, token)
 	} else {
 		fmt.Fprintf(stderr, "mcprt ui: open %s and sign in with the token in $%s\n", url, web.AuthTokenEnvVar)
 	}
+	logger.Info("mcprt ui ready", "url", url, "dataDir", cfg.AACP.DataDir, "version", version)
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(signals)
