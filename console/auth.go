@@ -148,6 +148,6 @@ func setSecurityHeaders(w http.ResponseWriter) {
 		"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin") // not no-referrer: browsers would then send "Origin: null" with forms
 	h.Set("Cache-Control", "no-store")
 }

@@ -93,6 +93,7 @@ type Console struct {
 
 	humanMu    sync.Mutex
 	humanReady bool // guarded by humanMu: the person's agent is registered with the broker
+	humanTried bool // guarded by humanMu: welcomeHuman ran
 }
 
 // New builds a Console. It opens nothing yet: the store is opened by the

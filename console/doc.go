@@ -33,8 +33,9 @@
 //     console.compose, console.requeue, console.force_release, server
 //     "console:{humanAgentId}").
 //   - Compose sends through the messaging broker (Options.Messaging) as
-//     console.humanAgentId, registered with console.humanAgentType on the
-//     first send, so the message takes the same durable path as any
+//     console.humanAgentId, registered with console.humanAgentType when a
+//     signed-in browser first opens a page (so agents can write to the
+//     person) or, failing that, on the first send, so the message takes the same durable path as any
 //     aacp_send. Requeue sends a dead letter again for its sender: the
 //     person's agent or another agent this process hosts directly, an
 //     agent no process runs by hosting it for the moment it takes; an

@@ -31,6 +31,7 @@ func (c *Console) route(q *request) {
 	get := q.r.Method == http.MethodGet || q.r.Method == http.MethodHead
 	post := q.r.Method == http.MethodPost
 	head, tail, _ := strings.Cut(q.rest, "/")
+	c.welcomeHuman(ctx)
 	switch {
 	case q.rest == "" && get:
 		c.overview(ctx, q)
@@ -201,4 +202,21 @@ func presenceOf(a journal.AgentRecord) string {
 		return "online"
 	}
 	return "offline"
+}
+
+// welcomeHuman registers the person's agent once a signed-in browser
+// looks, so that agents can write to the person before they first send.
+// A failure (another console hosts the agent) is logged once and shown
+// on compose when the person sends.
+func (c *Console) welcomeHuman(ctx context.Context) {
+	c.humanMu.Lock()
+	done := c.humanReady || c.humanTried
+	c.humanTried = true
+	c.humanMu.Unlock()
+	if done || c.opts.Messaging == nil {
+		return
+	}
+	if _, err := c.ensureHuman(ctx); err != nil {
+		c.log.Warn("console: the person's agent could not be registered; agents cannot write to it yet", "agent", c.cfg.HumanAgentID, "error", err.Error())
+	}
 }
