@@ -86,7 +86,9 @@ func TestConsoleInBrowser(t *testing.T) {
 	run := func(what string, actions ...chromedp.Action) {
 		t.Helper()
 		if err := chromedp.Run(ctx, actions...); err != nil {
-			t.Fatalf("%s: %v", what, err)
+			var text string
+			_ = chromedp.Run(ctx, chromedp.Evaluate(`document.body ? document.body.innerText : ""`, &text))
+			t.Fatalf("%s: %v\nthe page shows:\n%s", what, err, text)
 		}
 	}
 	// waitText waits until the page's main content holds s.
@@ -145,8 +147,19 @@ func TestConsoleInBrowser(t *testing.T) {
 	for _, p := range []string{"sessions", "guard", "reservations", "tasks"} {
 		run(p, chromedp.Navigate(base+p), chromedp.WaitVisible(`h1`), shot(p))
 	}
-	run("traces", chromedp.Navigate(base+"traces?tool=aacp_send"), chromedp.WaitVisible(`figure.chart`), shot("traces"),
-		chromedp.Click(`table.traces a`), chromedp.WaitVisible(`ol.waterfall`), shot("trace"))
+	alpha.ok(t, "workflow_run", `{"workflowId":"remember-and-recall","input":{"key":"release-notes","note":{"text":"ship it"}}}`)
+	alpha.fails(t, "workflow_run", `{"workflowId":"no-such-flow"}`, "WORKFLOW_NOT_FOUND")
+	// Reading traces writes what alpha's recorder still holds (its linger
+	// timer alone was seen to leave the last events queued for long).
+	alpha.ok(t, "trace_list", `{"limit":1}`)
+	var steps int
+	run("traces", chromedp.Navigate(base+"traces"), chromedp.WaitVisible(`figure.chart`), waitText("workflow_run"), shot("traces"),
+		chromedp.Navigate(base+"traces?tool=memory_store"), chromedp.WaitVisible(`table.traces a`),
+		chromedp.Click(`table.traces a`), chromedp.WaitVisible(`ol.waterfall`), shot("trace"),
+		chromedp.Evaluate(`document.querySelectorAll("ol.waterfall li.step").length`, &steps))
+	if steps < 2 {
+		t.Errorf("the workflow's trace shows %d step(s), want its nested steps", steps)
+	}
 
 	// Nothing the agents wrote ran.
 	var title string
