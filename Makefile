@@ -7,7 +7,7 @@ VERSION       ?= $(shell git describe --tags --always --dirty 2>/dev/null || ech
 LDFLAGS       := -X main.version=$(VERSION)
 FUZZ_TARGETS  := $(shell grep -ho '^func Fuzz[A-Za-z0-9_]*' fuzz/*_test.go 2>/dev/null | sed 's/^func //')
 
-.PHONY: all build test vet unit fuzz-short fuzz bench lint run clean
+.PHONY: all build test vet unit browser fuzz-short fuzz bench lint run clean
 
 all: build
 
@@ -21,9 +21,29 @@ test: vet unit fuzz-short conformance
 vet:
 	$(GO) vet ./...
 
-unit:
-	$(GO) test -race -count=1 ./...
+## unit: every test with -race; the console's browser tests must run when Chromium is there (make browser installs it)
+unit: browser
+	MCPRT_REQUIRE_BROWSER=$$($(HAVE_CHROMIUM) && echo 1 || echo 0) $(GO) test -race -count=1 ./...
 	$(GO) test -run='^$$' -bench=. -benchtime=1x ./...
+
+HAVE_CHROMIUM := { command -v chromium || command -v chromium-headless-shell; } >/dev/null 2>&1
+
+## browser: headless Chromium for the console's browser tests: Debian's chromium, installed when absent (as root, or with sudo)
+browser:
+	@if ! $(HAVE_CHROMIUM); then \
+		if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+			echo "installing chromium for the console's browser tests"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null || true; \
+		elif command -v apt-get >/dev/null 2>&1 && command -v sudo >/dev/null 2>&1; then \
+			echo "installing chromium for the console's browser tests (sudo)"; \
+			sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null || true; \
+		fi; \
+	fi; \
+	if ! $(HAVE_CHROMIUM); then \
+		echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"; \
+		echo "!!! Chromium could not be installed: the console's browser tests WILL BE SKIPPED"; \
+		echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"; \
+	fi
 
 ## fuzz-short: each fuzz target for $(FUZZTIME) inputs (an iteration count, not wall time: a loaded machine cannot make it fail)
 fuzz-short:
