@@ -12,7 +12,7 @@ const ConfigPath = "console"
 type Config struct {
 	Enabled        bool   `json:"enabled" help:"Serve the overseer's console at /ui/ beside the MCP endpoint of mcprt --http."`
 	Addr           string `json:"addr" config:"nonempty" help:"host:port that mcprt ui listens on; the default keeps it reachable from this machine only (--addr overrides it)."`
-	HumanAgentID   string `json:"humanAgentId" config:"nonempty" help:"The agent id the person sends messages as from the console (registered in the messaging journal on the first send)."`
+	HumanAgentID   string `json:"humanAgentId" config:"nonempty" help:"The agent id the person sends messages as from the console (registered in the messaging journal when a signed-in browser first opens a page, or on the first send)."`
 	HumanAgentType string `json:"humanAgentType" config:"enum=Manager|Implementation|AdHoc" help:"The agent type the person's agent is registered with."`
 	PollIntervalMs int    `json:"pollIntervalMs" config:"min=50,max=10000" help:"How often the live view looks for other processes' messages, presence changes and store writes, in milliseconds."`
 	SessionTTLMs   int    `json:"sessionTtlMs" config:"min=60000" help:"How long a browser stays signed in without using the console, in milliseconds."`
