@@ -168,6 +168,7 @@ const maxInboxMessages = 2000
 // Close stops the live feed and closes the store.
 func (c *Console) Close() error {
 	c.live.close()
+	c.journal.close()
 	return c.db.Close()
 }
 

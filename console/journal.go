@@ -51,6 +51,8 @@ type snapshot struct {
 	readAt      time.Time
 	agents      []journal.AgentRecord
 	inboxes     map[string][]message // by receiver, newest first
+	all         []message            // every inbox's, newest first
+	types       []string             // the message types seen, sorted
 	dead        []journal.DeadLetter // newest first
 }
 
@@ -61,8 +63,32 @@ type journalView struct {
 	now   func() time.Time
 	limit int // messages kept per inbox
 
-	mu   sync.Mutex
-	snap *snapshot // guarded by mu
+	mu      sync.Mutex
+	snap    *snapshot                // guarded by mu
+	reader  *journal.FileStore       // guarded by mu: holds the inbox readers, opened on first use
+	inboxes map[string]journal.Inbox // guarded by mu: one reader per receiver, read incrementally
+	raw     map[string][]message     // guarded by mu: what the readers returned, per receiver, in arrival order
+	ledgers map[string]cachedLedger  // guarded by mu: by agent, reloaded when the file changes
+	stamps  map[string]string        // the ledger files' size and time at the last fingerprint (guarded by mu)
+}
+
+// cachedLedger is an agent's ledger as read when its file had stamp.
+type cachedLedger struct {
+	stamp  string
+	ledger journal.Ledger
+}
+
+// close releases the inbox readers.
+func (j *journalView) close() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for _, in := range j.inboxes {
+		_ = in.Close()
+	}
+	if j.reader != nil {
+		_ = j.reader.Close()
+	}
+	j.inboxes, j.reader = nil, nil
 }
 
 // exists reports whether the journal holds an agent registry.
@@ -81,6 +107,14 @@ func (j *journalView) fingerprint(ctx context.Context) (uint64, []journal.AgentR
 // from presence changes.
 func (j *journalView) fingerprints(ctx context.Context) (files, online uint64, agents []journal.AgentRecord, err error) {
 	h := fnv.New64a()
+	stamps := map[string]string{}
+	defer func() {
+		if err == nil {
+			j.mu.Lock()
+			j.stamps = stamps
+			j.mu.Unlock()
+		}
+	}()
 	for _, sub := range []string{"channels", "ledger", "registry", "deadletter"} {
 		root := filepath.Join(j.dir, sub)
 		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -97,7 +131,11 @@ func (j *journalView) fingerprints(ctx context.Context) (files, online uint64, a
 			if err != nil {
 				return nil // removed meanwhile (compaction)
 			}
-			fmt.Fprintf(h, "%s\x00%d\x00%d\n", path, info.Size(), info.ModTime().UnixNano())
+			stamp := fmt.Sprintf("%d\x00%d", info.Size(), info.ModTime().UnixNano())
+			fmt.Fprintf(h, "%s\x00%s\n", path, stamp)
+			if sub == "ledger" && strings.HasSuffix(path, ".ndjson") {
+				stamps[strings.TrimSuffix(filepath.Base(path), ".ndjson")] = stamp
+			}
 			return nil
 		})
 		if err != nil {
@@ -148,11 +186,48 @@ func (j *journalView) current(ctx context.Context) (*snapshot, error) {
 		j.snap = s
 		return s, nil
 	}
+	if err := j.readNew(ctx, agents); err != nil {
+		return nil, err
+	}
 	st, err := j.open()
 	if err != nil {
 		return nil, err
 	}
 	defer st.Close()
+	j.refreshLedgers()
+	for r, raw := range j.raw {
+		s.inboxes[r] = j.annotate(r, raw, s.readAt)
+		s.all = append(s.all, s.inboxes[r]...)
+	}
+	slices.SortStableFunc(s.all, func(a, b message) int { return b.SentAt.Compare(a.SentAt) })
+	types := map[string]bool{}
+	for _, m := range s.all {
+		types[m.Type] = true
+	}
+	for t := range types {
+		s.types = append(s.types, t)
+	}
+	slices.Sort(s.types)
+	dead, err := st.DeadLetters(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the dead letters in %s: %w", j.dir, err)
+	}
+	slices.Reverse(dead)
+	s.dead = dead
+	j.snap = s
+	return s, nil
+}
+
+// readNew reads what was appended to each inbox since the last read,
+// keeping the newest 2×limit transmissions per receiver.
+func (j *journalView) readNew(ctx context.Context, agents []journal.AgentRecord) error {
+	if j.reader == nil {
+		st, err := j.open()
+		if err != nil {
+			return err
+		}
+		j.reader, j.inboxes, j.raw = st, map[string]journal.Inbox{}, map[string][]message{}
+	}
 	receivers := map[string]bool{}
 	for _, a := range agents {
 		receivers[a.AgentID] = true
@@ -165,66 +240,74 @@ func (j *journalView) current(ctx context.Context) (*snapshot, error) {
 		}
 	}
 	for r := range receivers {
-		msgs, err := j.readInbox(ctx, st, r, s.readAt)
-		if err != nil {
-			return nil, err
+		in, ok := j.inboxes[r]
+		if !ok {
+			var err error
+			if in, err = j.reader.Inbox(r); err != nil {
+				return fmt.Errorf("open the inbox of %s: %w", r, err)
+			}
+			j.inboxes[r] = in
 		}
-		s.inboxes[r] = msgs
+		got := j.raw[r]
+		err := in.Read(ctx, func(e *envelope.Envelope) error {
+			got = append(got, message{Seq: e.Seq, MessageID: e.MessageID, RequestID: e.RequestID, CorrelationID: e.CorrelationID,
+				Sender: e.Sender.AgentID, Receiver: e.Receiver.AgentID, Type: e.MessageType, Priority: string(e.Priority),
+				SentAt: e.Time(), ExpiresAt: e.ExpiresAt(), Retry: e.Metadata.RetryCount, Payload: displayJSON(string(e.Payload), false)})
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("read the inbox of %s: %w", r, err)
+		}
+		if len(got) > 2*j.limit {
+			got = slices.Clone(got[len(got)-j.limit:])
+		}
+		j.raw[r] = got
 	}
-	dead, err := st.DeadLetters(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("read the dead letters in %s: %w", j.dir, err)
-	}
-	slices.Reverse(dead)
-	s.dead = dead
-	j.snap = s
-	return s, nil
+	return nil
 }
 
-// readInbox reads every transmission into receiver, with its delivery
-// state and answer, newest first, keeping the latest j.limit.
-func (j *journalView) readInbox(ctx context.Context, st *journal.FileStore, receiver string, now time.Time) ([]message, error) {
-	in, err := st.Inbox(receiver)
-	if err != nil {
-		return nil, fmt.Errorf("open the inbox of %s: %w", receiver, err)
+// refreshLedgers reloads the ledgers whose files changed since they were
+// read (each from a store of its own: a store caches the ledgers it
+// loaded, and other processes write them).
+func (j *journalView) refreshLedgers() {
+	if j.ledgers == nil {
+		j.ledgers = map[string]cachedLedger{}
 	}
-	defer in.Close()
-	var out []message
-	err = in.Read(ctx, func(e *envelope.Envelope) error {
-		out = append(out, message{Seq: e.Seq, MessageID: e.MessageID, RequestID: e.RequestID, CorrelationID: e.CorrelationID,
-			Sender: e.Sender.AgentID, Receiver: e.Receiver.AgentID, Type: e.MessageType, Priority: string(e.Priority),
-			SentAt: e.Time(), ExpiresAt: e.ExpiresAt(), Retry: e.Metadata.RetryCount, Payload: displayJSON(string(e.Payload), false)})
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read the inbox of %s: %w", receiver, err)
+	for id, stamp := range j.stamps {
+		if c, ok := j.ledgers[id]; ok && c.stamp == stamp || envelope.CheckAgentID(id) != nil {
+			continue
+		}
+		st, err := j.open()
+		if err != nil {
+			continue
+		}
+		if l, err := st.Ledger(id); err == nil {
+			j.ledgers[id] = cachedLedger{stamp: stamp, ledger: l}
+		}
+		_ = st.Close()
 	}
+}
+
+// annotate returns the newest limit transmissions into receiver, newest
+// first, with their delivery state, the receiver's answer, and whether
+// they are open or overdue.
+func (j *journalView) annotate(receiver string, raw []message, now time.Time) []message {
+	out := slices.Clone(raw)
 	slices.SortStableFunc(out, func(a, b message) int { return b.SentAt.Compare(a.SentAt) })
 	if len(out) > j.limit {
 		out = out[:j.limit]
 	}
-	ledgers := map[string]journal.Ledger{}
-	ledger := func(id string) journal.Ledger {
-		l, ok := ledgers[id]
-		if !ok {
-			if envelope.CheckAgentID(id) == nil {
-				l, _ = st.Ledger(id)
-			}
-			ledgers[id] = l
-		}
-		return l
-	}
 	seen := map[string]bool{}
 	for i := range out {
 		m := &out[i]
-		if l := ledger(m.Sender); l != nil {
-			if rec, ok := l.Message(m.MessageID); ok {
+		if l, ok := j.ledgers[m.Sender]; ok {
+			if rec, ok := l.ledger.Message(m.MessageID); ok {
 				m.State = string(rec.State)
 			}
 		}
 		reply := m.Type == envelope.Ack || m.Type == envelope.Nack
-		if l := ledger(receiver); l != nil && !reply {
-			if a, ok := l.Inbound(m.Sender, m.RequestID); ok {
+		if l, ok := j.ledgers[receiver]; ok && !reply {
+			if a, ok := l.ledger.Inbound(m.Sender, m.RequestID); ok {
 				m.Answer = a.Status
 			}
 		}
@@ -234,7 +317,7 @@ func (j *journalView) readInbox(ctx context.Context, st *journal.FileStore, rece
 		m.Overdue = m.Open && m.Retry > 0
 		seen[key] = true // a retry supersedes the earlier transmissions (newest come first)
 	}
-	return out, nil
+	return out
 }
 
 // replies returns the ACK and NACK messages that answer messageID, from

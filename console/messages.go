@@ -48,26 +48,22 @@ func (c *Console) messages(ctx context.Context, q *request) {
 	for _, a := range snap.agents {
 		b.Agents = append(b.Agents, a.AgentID)
 	}
-	var all []message
-	types := map[string]bool{}
-	for r, msgs := range snap.inboxes {
-		if b.Agent != "" && r != b.Agent {
-			continue
-		}
-		for _, m := range msgs {
-			types[m.Type] = true
-			if keep(m, b) {
-				all = append(all, m)
-			}
+	src := snap.all
+	if b.Agent != "" {
+		src = snap.inboxes[b.Agent]
+	}
+	b.Types = snap.types
+	var match []int
+	for i := range src {
+		if keep(&src[i], &b) {
+			match = append(match, i)
 		}
 	}
-	for t := range types {
-		b.Types = append(b.Types, t)
+	pg, lo, hi := paginate(q.r, len(match), c.cfg.PageSize)
+	b.Pager = pg
+	for _, i := range match[lo:hi] {
+		b.Messages = append(b.Messages, src[i])
 	}
-	slices.Sort(b.Types)
-	slices.SortStableFunc(all, func(x, y message) int { return y.SentAt.Compare(x.SentAt) })
-	pg, lo, hi := paginate(q.r, len(all), c.cfg.PageSize)
-	b.Messages, b.Pager = all[lo:hi], pg
 	dead := snap.activeDead()
 	if len(dead) > c.cfg.PageSize {
 		dead = dead[:c.cfg.PageSize]
@@ -82,7 +78,7 @@ func (c *Console) messages(ctx context.Context, q *request) {
 }
 
 // keep applies the messages page's filters.
-func keep(m message, b messagesBody) bool {
+func keep(m *message, b *messagesBody) bool {
 	if b.Type != "" && m.Type != b.Type || b.Priority != "" && m.Priority != b.Priority {
 		return false
 	}
