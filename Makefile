@@ -8,7 +8,7 @@ LDFLAGS       := -X main.version=$(VERSION)
 # every Fuzz function of the module as package-dir:FuzzName (go test -fuzz takes one package and one target)
 FUZZ_TARGETS  := $(shell grep -rHo --include='*_test.go' --exclude-dir=testdata --exclude-dir=compare '^func Fuzz[A-Za-z0-9_]*' . 2>/dev/null | sed -E 's|^\./(.*)/[^/]*:func (Fuzz.*)|\1:\2|' | sort)
 
-.PHONY: all build test vet unit fuzz-short fuzz bench lint run clean
+.PHONY: all build test vet unit browser fuzz-short fuzz bench lint run clean
 
 all: build
 
@@ -25,16 +25,36 @@ test: node-check vet unit fuzz-short conformance
 ## node-check: fail early, saying what to install, when node (>= 20) or npm is missing (make test would otherwise
 ## skip the TypeScript client tests and fail in the conformance suite)
 node-check:
-	@command -v node >/dev/null 2>&1 || { echo "make test needs Node.js >= 20 (node) for the TypeScript SDK client tests and the conformance suite; install it (e.g. apt-get install nodejs npm, or https://nodejs.org)" >&2; exit 1; }
+	@command -v node >/dev/null 2>&1 || { echo "make test needs Node.js >= 20 (node) for the TypeScript SDK client tests and the conformance suite; install it (e.g. apt-get install nodejs npm)" >&2; exit 1; }
 	@command -v npm >/dev/null 2>&1 || { echo "make test needs npm (it installs the pinned TypeScript SDK and conformance suite once, into ~/.cache/mcprt); install npm" >&2; exit 1; }
 	@node -e 'const m=+process.versions.node.split(".")[0]; if (m < 20) { console.error("make test needs Node.js >= 20, found " + process.version); process.exit(1) }'
 
 vet:
 	$(GO) vet ./...
 
-unit:
-	$(GO) test -race -count=1 ./...
+## unit: every test with -race; the console's browser tests must run when Chromium is there (make browser installs it)
+unit: browser
+	MCPRT_REQUIRE_BROWSER=$$($(HAVE_CHROMIUM) && echo 1 || echo 0) $(GO) test -race -count=1 ./...
 	$(GO) test -run='^$$' -bench=. -benchtime=1x ./...
+
+HAVE_CHROMIUM := { command -v chromium || command -v chromium-headless-shell; } >/dev/null 2>&1
+
+## browser: headless Chromium for the console's browser tests: Debian's chromium, installed when absent (as root, or with sudo)
+browser:
+	@if ! $(HAVE_CHROMIUM); then \
+		if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+			echo "installing chromium for the console's browser tests"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null || true; \
+		elif command -v apt-get >/dev/null 2>&1 && command -v sudo >/dev/null 2>&1; then \
+			echo "installing chromium for the console's browser tests (sudo)"; \
+			sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null || true; \
+		fi; \
+	fi; \
+	if ! $(HAVE_CHROMIUM); then \
+		echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"; \
+		echo "!!! Chromium could not be installed: the console's browser tests WILL BE SKIPPED"; \
+		echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"; \
+	fi
 
 ## fuzz-short: every fuzz target of the module for $(FUZZTIME) inputs (an iteration count, not wall time: a loaded machine cannot make it fail)
 fuzz-short:

@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/aacp"
+	"github.com/mcprt/mcprt/console"
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/mcp"
 	"github.com/mcprt/mcprt/mcp/aacptools"
@@ -181,7 +182,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 		path = lookupEnv(environ, "MCPRT_CONFIG")
 	}
 	httpCfg := streamable.DefaultConfig()
-	cfg, domainCfg, err := domaintools.LoadConfig(path, environ, version, httpSection(&httpCfg))
+	uiCfg := console.DefaultConfig()
+	cfg, domainCfg, err := domaintools.LoadConfig(path, environ, version, sections(&httpCfg, &uiCfg))
 	if err != nil {
 		logConfigError(bootLog, err)
 		return exitConfig
@@ -267,6 +269,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 		logger.Error("cannot register the memory, session, guard and trace tools", "error", err.Error())
 		return exitFatal
 	}
+	if web != nil && uiCfg.Enabled { // the overseer's console at /ui/ (ui.go)
+		ui, err := mountConsole(web, uiCfg, httpCfg, cfg, domainCfg, messaging, telemetry, domain, environ, clock, logger)
+		if err != nil {
+			logger.Error("cannot start the console", "error", err.Error())
+			return exitFatal
+		}
+		defer ui.Close()
+	}
 	var serve func() error
 	if web != nil {
 		serve = func() error {
@@ -323,7 +333,21 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 // httpSection adds the Streamable HTTP transport's section
 // (transport.http.*) to a configuration load, filling web.
 func httpSection(web *streamable.Config) func(*core.Loader) error {
-	return func(l *core.Loader) error { return streamable.AddConfig(l, web) }
+	return func(l *core.Loader) error {
+		ui := console.DefaultConfig() // known, so that its MCPRT_CONSOLE_* variables are accepted
+		return sections(web, &ui)(l)
+	}
+}
+
+// sections adds the HTTP transport's and the console's sections
+// (transport.http.*, console.*) to a configuration load.
+func sections(web *streamable.Config, ui *console.Config) func(*core.Loader) error {
+	return func(l *core.Loader) error {
+		if err := streamable.AddConfig(l, web); err != nil {
+			return err
+		}
+		return console.AddConfig(l, ui)
+	}
 }
 
 // served2code logs why the session ended and returns the exit code.

@@ -1,12 +1,200 @@
 package main
 
+// The overseer's console: `mcprt ui` serves it alone over a data
+// directory; mountConsole puts it at /ui/ beside the MCP endpoint of
+// `mcprt --http`.
+
 import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/mcprt/mcprt/console"
+	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/mcp/aacptools"
+	"github.com/mcprt/mcprt/mcp/domaintools"
+	"github.com/mcprt/mcprt/transport/streamable"
 )
+
+const uiUsage = `mcprt ui — the overseer's console, alone, over a data directory.
+
+Usage:
+  mcprt ui [--addr 127.0.0.1:8081] [--data-dir DIR] [--config FILE]
+
+It serves the console at http://ADDR/ui/ for a person whose sessions run
+over stdio: it reads the messaging journal and the store in the data
+directory, and sends the person's messages through the same journal.
+Sign in with the token in the variable transport.http.authTokenEnvVar
+names, or, when none is configured, with the token printed at start.
+
+Flags:
+  --addr ADDR      host:port to listen on (default: console.addr, 127.0.0.1:8081)
+  --data-dir DIR   the data directory (default: aacp.dataDir, else .mcprt)
+  --config FILE    the configuration file (default: MCPRT_CONFIG)
+
+Exit codes: 0 stopped by a signal, 1 failed, 2 bad usage, 78 invalid configuration.
+`
 
 // runUI is `mcprt ui`: the console alone over a data directory.
 func runUI(args []string, stdout, stderr io.Writer, environ []string) int {
-	fmt.Fprintln(stderr, "mcprt ui: not yet available")
-	return exitUsage
+	fs := flag.NewFlagSet("mcprt ui", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	addr := fs.String("addr", "", "")
+	dataDir := fs.String("data-dir", "", "")
+	configPath := fs.String("config", "", "")
+	help := fs.Bool("help", false, "")
+	fail := func(code int, err error) int {
+		fmt.Fprintf(stderr, "mcprt ui: %v\n", err)
+		if code == exitUsage {
+			fmt.Fprint(stderr, "Run 'mcprt ui --help' for usage.\n")
+		}
+		return code
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, uiUsage)
+			return exitOK
+		}
+		return fail(exitUsage, err)
+	}
+	if *help {
+		fmt.Fprint(stdout, uiUsage)
+		return exitOK
+	}
+	if fs.NArg() > 0 {
+		return fail(exitUsage, fmt.Errorf("unexpected argument %q; mcprt ui takes only flags", fs.Arg(0)))
+	}
+	path := *configPath
+	if path == "" {
+		path = lookupEnv(environ, "MCPRT_CONFIG")
+	}
+	web, uiCfg := streamable.DefaultConfig(), console.DefaultConfig()
+	cfg, domainCfg, err := domaintools.LoadConfig(path, environ, version, sections(&web, &uiCfg))
+	if err != nil {
+		logConfigError(core.NewLogger(stderr, core.LogOptions{}), err)
+		return exitConfig
+	}
+	if *dataDir != "" {
+		cfg.AACP.DataDir = *dataDir
+	}
+	if *addr != "" {
+		uiCfg.Addr = *addr
+	}
+	if _, _, err := net.SplitHostPort(uiCfg.Addr); err != nil {
+		return fail(exitUsage, fmt.Errorf("--addr %q is not host:port (e.g. 127.0.0.1:8081)", uiCfg.Addr))
+	}
+	if st, err := os.Stat(cfg.AACP.DataDir); err != nil || !st.IsDir() {
+		return fail(exitFatal, fmt.Errorf("no data directory %q; pass --data-dir (the sessions' MCPRT_AACP_DATA_DIR)", cfg.AACP.DataDir))
+	}
+	level, _ := core.ParseLevel(cfg.Logging.Level)
+	logger := core.NewLogger(stderr, core.LogOptions{Level: level, RedactKeys: cfg.Logging.RedactKeys})
+	token, printed := "", false
+	if web.AuthTokenEnvVar != "" {
+		if token = lookupEnv(environ, web.AuthTokenEnvVar); token == "" {
+			return fail(exitConfig, fmt.Errorf("transport.http.authTokenEnvVar names %s, which is empty or unset; set it to the token", web.AuthTokenEnvVar))
+		}
+	} else {
+		var b [16]byte
+		_, _ = rand.Read(b[:])
+		token, printed = hex.EncodeToString(b[:]), true
+	}
+	// The person's agent is the messaging service's own: it is registered
+	// on the first message sent, not before.
+	acfg := cfg.AACP
+	acfg.AgentID, acfg.AgentType = uiCfg.HumanAgentID, uiCfg.HumanAgentType
+	messaging, err := aacptools.New(aacptools.Options{Config: acfg, Logger: logger})
+	if err != nil {
+		logConfigError(logger, err)
+		return exitConfig
+	}
+	defer messaging.Close()
+	ui, err := console.New(console.Options{Config: uiCfg, DataDir: cfg.AACP.DataDir, StoreDir: domainCfg.StoreDir(cfg.AACP.DataDir),
+		PoliciesDir: domainCfg.PoliciesDir(cfg.AACP.DataDir), BusyTimeout: time.Duration(domainCfg.Store.BusyTimeoutMs) * time.Millisecond,
+		Messaging: messaging, Token: token, AllowedHosts: web.AllowedHosts, AllowedOrigins: web.AllowedOrigins, Logger: logger})
+	if err != nil {
+		return fail(exitFatal, err)
+	}
+	defer ui.Close()
+	ln, err := net.Listen("tcp", uiCfg.Addr)
+	if err != nil {
+		return fail(exitFatal, fmt.Errorf("cannot listen on %s (--addr, console.addr): %w", uiCfg.Addr, err))
+	}
+	hs := &http.Server{Handler: ui, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	url := "http://" + ln.Addr().String() + ui.Prefix()
+	if printed {
+		fmt.Fprintf(stderr, "mcprt ui: open %s and sign in with the token %s\n", url, token)
+	} else {
+		fmt.Fprintf(stderr, "mcprt ui: open %s and sign in with the token in $%s\n", url, web.AuthTokenEnvVar)
+	}
+	logger.Info("mcprt ui ready", "url", url, "dataDir", cfg.AACP.DataDir, "version", version)
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(signals)
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fail(exitFatal, fmt.Errorf("serving the console: %w", err))
+	case sig := <-signals:
+		logger.Info("mcprt ui stopping", "signal", sig.String())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = hs.Shutdown(ctx) // event streams do not end by themselves: Close cuts them
+	_ = hs.Close()
+	return exitOK
+}
+
+// mountConsole builds the console over the server's data and mounts it
+// at /ui/ on web, behind its Host and Origin checks and the server's
+// access token.
+func mountConsole(web *streamable.Handler, uiCfg console.Config, httpCfg streamable.Config, cfg core.Config,
+	domainCfg domaintools.Config, messaging *aacptools.Service, telemetry *core.Telemetry, domain *domaintools.Domain,
+	environ []string, clock core.Clock, logger *slog.Logger) (*console.Console, error) {
+	token := ""
+	if httpCfg.AuthTokenEnvVar != "" {
+		token = lookupEnv(environ, httpCfg.AuthTokenEnvVar)
+	}
+	ui, err := console.New(console.Options{Config: uiCfg, DataDir: cfg.AACP.DataDir, StoreDir: domainCfg.StoreDir(cfg.AACP.DataDir),
+		PoliciesDir: domainCfg.PoliciesDir(cfg.AACP.DataDir), BusyTimeout: time.Duration(domainCfg.Store.BusyTimeoutMs) * time.Millisecond,
+		Messaging: messaging, Token: token, AllowedHosts: httpCfg.AllowedHosts, AllowedOrigins: httpCfg.AllowedOrigins,
+		Health: serverHealth{telemetry: telemetry, domain: domain, web: web}, Clock: clock, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	web.Mount(ui.Prefix(), ui)
+	return ui, nil
+}
+
+// serverHealth is the health figures of the serving process.
+type serverHealth struct {
+	telemetry *core.Telemetry
+	domain    *domaintools.Domain
+	web       *streamable.Handler
+}
+
+// Figures implements console.Health.
+func (h serverHealth) Figures() [][2]string {
+	rt := h.telemetry.Snapshot()
+	accepted, dropped, failed := h.domain.TraceCounts()
+	return [][2]string{
+		{"version", version},
+		{"MCP sessions", strconv.Itoa(h.web.Sessions())},
+		{"live heap", strconv.FormatUint(rt.HeapLiveBytes>>20, 10) + " MiB"},
+		{"scheduler latency p99", rt.SchedLatencyP99.String()},
+		{"trace events queued / dropped / failed", fmt.Sprintf("%d / %d / %d", accepted, dropped, failed)},
+	}
 }

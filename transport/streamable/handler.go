@@ -81,6 +81,8 @@ type Handler struct {
 	// statelessSlots bounds the stateless requests running at once.
 	statelessSlots *core.Slots
 
+	mounts []mount // extra handlers beside the endpoint (Mount); set before Serve
+
 	mu       sync.Mutex
 	sessions map[string]*session // by Mcp-Session-Id; guarded by mu
 	draining bool                // new requests are refused; guarded by mu

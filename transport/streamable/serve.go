@@ -58,6 +58,10 @@ func (h *Handler) Serve(ctx context.Context, ln net.Listener) error {
 			defer limiter.serving(c, -1)
 		}
 		closeUnlessRead(w, r)
+		if m, ok := h.mounted(r.URL.Path); ok {
+			h.serveMount(w, r, m)
+			return
+		}
 		if r.URL.Path != h.cfg.Path {
 			h.fail(w, nil, http.StatusNotFound, core.CodeNotFound, "no MCP endpoint at "+clipText(r.URL.Path)+
 				"; it is at "+clipText(h.cfg.Path)+" (transport.http.path)")

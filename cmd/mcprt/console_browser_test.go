@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/mcprt/mcprt/internal/wiretest"
+)
+
+// The console in a real browser: headless Chromium from the distribution
+// (make test installs it), driven with chromedp.
+
+// browserPath finds a Chromium. Without one the group is skipped with a
+// loud message, unless MCPRT_REQUIRE_BROWSER=1 (set by make test once it
+// has installed Chromium), where the absence fails.
+func browserPath(t *testing.T) string {
+	for _, name := range []string{"chromium", "chromium-headless-shell", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	msg := "NO CHROMIUM FOUND: the console's browser tests DID NOT RUN. Install it (apt-get install -y chromium) or run make test, which installs it."
+	if os.Getenv("MCPRT_REQUIRE_BROWSER") == "1" {
+		t.Fatal(msg)
+	}
+	t.Log(strings.Repeat("!", 78))
+	t.Skip(msg)
+	return ""
+}
+
+// screenshotDir is where the pages' screenshots go: $MCPRT_CONSOLE_SCREENSHOTS,
+// or a directory under the system's temporary directory.
+func screenshotDir(t *testing.T) string {
+	dir := os.Getenv("MCPRT_CONSOLE_SCREENSHOTS")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "mcprt-console-screenshots")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestConsoleInBrowser(t *testing.T) {
+	chrome := browserPath(t)
+	start := time.Now()
+	dir := t.TempDir()
+	const token = "console-browser-token-5678"
+	bin := wiretest.Build(t)
+	// Unanswered messages fail fast, so that a dead letter appears.
+	fast := []string{"MCPRT_AACP_ACK_TIMEOUT_MS=400", "MCPRT_AACP_MAX_RETRIES=0", "MCPRT_AACP_RETRY_BASE_MS=50"}
+	_, mcpURL := startHTTPServer(t, bin, token, append([]string{"MCPRT_AACP_DATA_DIR=" + dir, "MCPRT_AACP_AGENT_ID=lead",
+		"MCPRT_TRANSPORT_HTTP_AUTH_TOKEN_ENV_VAR=MCPRT_CONSOLE_TEST_TOKEN", "MCPRT_CONSOLE_TEST_TOKEN=" + token}, fast...)...)
+	base := strings.TrimSuffix(mcpURL, "/mcp") + "/ui/"
+	alpha := startAgent(t, dir, "alpha", "Implementation", fast...)
+	beta := startAgent(t, dir, "beta", "Implementation", fast...)
+	alpha.ok(t, "aacp_register_agent", `{"type":"Implementation"}`)
+	beta.ok(t, "aacp_register_agent", `{"type":"Implementation"}`)
+	alpha.ok(t, "memory_store", `{"namespace":"notes","key":"plan","value":{"step":"<script>document.title='pwned'</script>"}}`)
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome), chromedp.NoSandbox,
+		chromedp.WindowSize(1280, 900), chromedp.Flag("disable-dev-shm-usage", true))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancelTab := chromedp.NewContext(actx)
+	defer cancelTab()
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	shots := screenshotDir(t)
+	shot := func(name string) chromedp.Action {
+		return chromedp.ActionFunc(func(ctx context.Context) error {
+			var png []byte
+			if err := chromedp.FullScreenshot(&png, 100).Do(ctx); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(shots, name+".png"), png, 0o644)
+		})
+	}
+	run := func(what string, actions ...chromedp.Action) {
+		t.Helper()
+		if err := chromedp.Run(ctx, actions...); err != nil {
+			var text string
+			_ = chromedp.Run(ctx, chromedp.Evaluate(`document.body ? document.body.innerText : ""`, &text))
+			t.Fatalf("%s: %v\nthe page shows:\n%s", what, err, text)
+		}
+	}
+	// waitText waits until the page's main content holds s.
+	waitText := func(s string) chromedp.Action {
+		return chromedp.Poll(`document.getElementById("main") && document.getElementById("main").innerText.includes(`+jsonString(s)+`)`,
+			nil, chromedp.WithPollingTimeout(10*time.Second), chromedp.WithPollingInterval(50*time.Millisecond))
+	}
+
+	// Sign in with the token.
+	run("sign in", chromedp.Navigate(base), chromedp.WaitVisible(`input[name=token]`), shot("signin"),
+		chromedp.SendKeys(`input[name=token]`, token), chromedp.Submit(`input[name=token]`),
+		chromedp.WaitVisible(`table.agents`))
+	// Two live agents from two real processes.
+	run("see the agents", waitText("alpha"), waitText("beta"),
+		chromedp.WaitVisible(`tr[data-agent=alpha] .presence.online`), chromedp.WaitVisible(`tr[data-agent=beta] .presence.online`),
+		chromedp.WaitVisible(`#live.on`))
+
+	// Live: a message alpha sends shows on the open messages page without
+	// a reload; its <img onerror> payload stays text.
+	var marker bool
+	run("open messages", chromedp.Navigate(base+"messages"), chromedp.WaitVisible(`#live.on`),
+		chromedp.Evaluate(`window.__noReload = true`, nil))
+	alpha.ok(t, "aacp_send", sendArgsTo("human", "CUSTOM_NOTE", `{"note":"<img src=x onerror=\"document.title='pwned'\">"}`))
+	run("see the message live", waitText("onerror"), chromedp.Evaluate(`window.__noReload === true`, &marker))
+	if !marker {
+		t.Error("the page was reloaded rather than updated live")
+	}
+
+	// Compose a message; alpha receives it.
+	run("compose", chromedp.Navigate(base+"compose?to=alpha"), chromedp.WaitVisible(`textarea[name=body]`),
+		chromedp.SendKeys(`input[name=subject]`, "from the browser"), chromedp.SendKeys(`textarea[name=body]`, "please report"),
+		shot("compose"), chromedp.Submit(`textarea[name=body]`), chromedp.WaitVisible(`#sent`))
+	m := alpha.receiveOne(t, "CUSTOM_HUMAN_MESSAGE")
+	if astr(m, "payload", "subject") != "from the browser" || astr(m, "sender", "agentId") != "human" {
+		t.Errorf("alpha received %v", m)
+	}
+	alpha.ok(t, "aacp_ack", `{"messageId":`+jsonString(astr(m, "messageId"))+`,"status":"processed"}`)
+
+	// A message to beta, which never answers, becomes a dead letter; requeue it.
+	run("compose to beta", chromedp.Navigate(base+"compose?to=beta"), chromedp.WaitVisible(`textarea[name=body]`),
+		chromedp.SendKeys(`textarea[name=body]`, "are you there?"), chromedp.Submit(`textarea[name=body]`), chromedp.WaitVisible(`#sent`))
+	var deadID string
+	var left int
+	run("requeue", chromedp.Navigate(base+"messages"),
+		chromedp.Poll(`document.querySelectorAll("tr.deadletter[data-sender=human]").length > 0`, nil, chromedp.WithPollingTimeout(10*time.Second)),
+		chromedp.AttributeValue(`tr.deadletter[data-sender=human]`, "data-message", &deadID, nil), shot("messages"),
+		chromedp.Click(`tr.deadletter[data-sender=human] button.requeue`), chromedp.WaitVisible(`h1`))
+	run("requeued", chromedp.Evaluate(`document.querySelectorAll('tr.deadletter[data-message="`+deadID+`"]').length`, &left))
+	if deadID == "" || left != 0 {
+		t.Errorf("the dead letter %q is still listed after its requeue", deadID)
+	}
+
+	// The other pages, and a trace's timeline.
+	run("overview shot", chromedp.Navigate(base), chromedp.WaitVisible(`table.agents`), shot("overview"))
+	run("memory", chromedp.Navigate(base+"memory"), waitText("plan"), shot("memory"))
+	for _, p := range []string{"sessions", "guard", "reservations", "tasks"} {
+		run(p, chromedp.Navigate(base+p), chromedp.WaitVisible(`h1`), shot(p))
+	}
+	alpha.ok(t, "workflow_run", `{"workflowId":"remember-and-recall","input":{"key":"release-notes","note":{"text":"ship it"}}}`)
+	alpha.fails(t, "workflow_run", `{"workflowId":"no-such-flow"}`, "WORKFLOW_NOT_FOUND")
+	// Reading traces writes what alpha's recorder still holds (its linger
+	// timer alone was seen to leave the last events queued for long).
+	alpha.ok(t, "trace_list", `{"limit":1}`)
+	var steps int
+	run("traces", chromedp.Navigate(base+"traces"), chromedp.WaitVisible(`figure.chart`), waitText("workflow_run"), shot("traces"),
+		chromedp.Navigate(base+"traces?tool=memory_store"), chromedp.WaitVisible(`table.traces a`),
+		chromedp.Click(`table.traces a`), chromedp.WaitVisible(`ol.waterfall`), shot("trace"),
+		chromedp.Evaluate(`document.querySelectorAll("ol.waterfall li.step").length`, &steps))
+	if steps < 2 {
+		t.Errorf("the workflow's trace shows %d step(s), want its nested steps", steps)
+	}
+
+	// Nothing the agents wrote ran.
+	var title string
+	var imgs int
+	run("check escaping", chromedp.Navigate(base+"messages"), waitText("onerror"), chromedp.Title(&title),
+		chromedp.Evaluate(`document.querySelectorAll("main img, main script").length`, &imgs))
+	run("memory escaping", chromedp.Navigate(base+"memory"), waitText("<script>"), chromedp.Title(&title))
+	if strings.Contains(title, "pwned") || imgs != 0 {
+		t.Errorf("an agent's markup ran or rendered: title %q, %d img/script elements in main", title, imgs)
+	}
+	t.Logf("screenshots in %s; the browser group took %v", shots, time.Since(start).Round(time.Millisecond))
+}
