@@ -83,3 +83,24 @@ func (c ServerConfig) StoreDirFor(dataDir string) string {
 	}
 	return filepath.Join(dataDir, "nats")
 }
+
+// BackendPath is the section holding aacp.backend: it is added beside
+// the core aacp section, so the key reads aacp.backend.
+const BackendPath = "aacp"
+
+// Backends of aacp.backend.
+const (
+	BackendFiles = "files"
+	BackendNATS  = "nats"
+)
+
+// BackendConfig is the aacp.backend key: where agent messages are kept.
+type BackendConfig struct {
+	Backend string `json:"backend" config:"enum=files|nats" help:"Where agent messages are kept: files (the journal in aacp.dataDir, one machine) or nats (NATS JetStream, see the nats keys: several machines)."`
+}
+
+// DefaultBackendConfig is the default: files.
+func DefaultBackendConfig() BackendConfig { return BackendConfig{Backend: BackendFiles} }
+
+// AddBackendConfig adds aacp.backend to a Loader.
+func AddBackendConfig(l *core.Loader, cfg *BackendConfig) error { return l.Add(BackendPath, cfg) }

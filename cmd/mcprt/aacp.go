@@ -115,7 +115,8 @@ func runAACP(args []string, stdout, stderr io.Writer, environ []string) int {
 	// The server's loader, so that every key the server accepts (domain
 	// sections included) is accepted here too.
 	web := streamable.DefaultConfig()
-	cfg, _, err := domaintools.LoadConfig(path, environ, version, httpSection(&web))
+	ns := defaultNATSSettings()
+	cfg, _, err := domaintools.LoadConfig(path, environ, version, httpSection(&web), natsSection(&ns))
 	if err != nil {
 		return fail(exitConfig, err)
 	}

@@ -77,6 +77,7 @@ Usage:
   mcprt --help            print this help and exit
   mcprt aacp COMMAND      inspect the agent messaging journal (mcprt aacp --help)
   mcprt trace show ID     print a recorded trace as a tree (mcprt trace --help)
+  mcprt nats              run a NATS JetStream hub for several machines (mcprt nats --help)
 
 Configuration comes from the environment (MCPRT_*), then the JSON file named
 by --config or MCPRT_CONFIG, then defaults. See the README for every key.
@@ -98,12 +99,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 			return runGuard(args[1:], stdout, stderr, environ)
 		case "ui": // the overseer's console alone, over a data directory (ui.go)
 			return runUI(args[1:], stdout, stderr, environ)
+		case "nats": // a NATS JetStream hub or cluster node (nats_hub.go)
+			return runNATS(args[1:], stdout, stderr, environ)
 		}
 	}
 	if len(args) > 0 && args[0] == "trace" { // print recorded traces, not the server
 		web := streamable.DefaultConfig()
 		return domaintools.TraceCommand(args[1:], stdout, stderr, environ, version,
-			func(err error) { logConfigError(core.NewLogger(stderr, core.LogOptions{}), err) }, httpSection(&web))
+			func(err error) { logConfigError(core.NewLogger(stderr, core.LogOptions{}), err) }, httpSection(&web), natsSection(new(defaultNATSSettings())))
 	}
 	start := time.Now()
 	fs := flag.NewFlagSet("mcprt", flag.ContinueOnError)
@@ -137,7 +140,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	// from the environment first (the file cannot be read before it runs).
 	bootLog := core.NewLogger(stderr, core.LogOptions{})
 	envWeb := streamable.DefaultConfig()
-	envCfg, _, err := domaintools.LoadConfig("", environ, version, httpSection(&envWeb))
+	envNATS := defaultNATSSettings()
+	envCfg, _, err := domaintools.LoadConfig("", environ, version, httpSection(&envWeb), natsSection(&envNATS))
 	if err != nil { // the environment alone is invalid: no need to read the file
 		logConfigError(bootLog, err)
 		return exitConfig
@@ -165,7 +169,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 		path = lookupEnv(environ, "MCPRT_CONFIG")
 	}
 	httpCfg := streamable.DefaultConfig()
-	cfg, domainCfg, err := domaintools.LoadConfig(path, environ, version, httpSection(&httpCfg))
+	natsCfg := defaultNATSSettings()
+	cfg, domainCfg, err := domaintools.LoadConfig(path, environ, version, httpSection(&httpCfg), natsSection(&natsCfg))
 	if err != nil {
 		logConfigError(bootLog, err)
 		return exitConfig
@@ -186,6 +191,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	// aacp.backend=nats (nats.go): connect, and embed a server if asked,
+	// now, so that an unreachable engine fails the start.
+	natsBack, natsExit, err := startNATS(ctx, cfg, natsCfg, logger)
+	if err != nil {
+		logger.Error("cannot start the NATS messaging backend", "error", err.Error())
+		return natsExit
+	}
+	defer natsBack.Close()
 	telemetry := core.NewTelemetry(core.SystemClock{})
 	// The domain and messaging read one clock; in mode TEST the fixture
 	// clock_advance moves it, so black-box tests make time pass by hand.
@@ -222,13 +235,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	}
 	// agent_list is the domain's: it also lists profiles and messaging agents.
 	if err := builtin.Register(srv, builtin.Options{Agents: agents, Version: cfg.Server.Version,
-		AdminAuthorized: adminAuthorized, OmitAgentList: true, Clock: testClock}); err != nil {
+		AdminAuthorized: adminAuthorized, OmitAgentList: true, Clock: testClock, MessagingHealth: natsBack.healthFunc()}); err != nil {
 		logger.Error("cannot register the built-in tools", "error", err.Error())
 		return exitFatal
 	}
 	// Agent-to-agent messaging: the journal in aacp.dataDir is opened by
 	// the first aacp_* call, not here.
-	messaging, err := aacptools.New(aacptools.Options{Config: cfg.AACP, Logger: logger, Clock: clock})
+	messaging, err := aacptools.New(aacptools.Options{Config: cfg.AACP, Logger: logger, Clock: clock, Open: natsBack.opener()})
 	if err != nil {
 		logConfigError(logger, err)
 		return exitConfig
