@@ -266,7 +266,7 @@ func (s *Store) Append(ctx context.Context, env *envelope.Envelope) (uint64, err
 			if isWrongLast(err) && attempt < 1000 {
 				continue
 			}
-			return 0, fmt.Errorf("nats journal: append %s to %s: %w", env.MessageID, subject, err)
+			return 0, fmt.Errorf("nats journal: append %s to %s: JetStream did not confirm the write (is the server reachable, does the cluster have a quorum?); it may or may not be stored: %w", env.MessageID, subject, err)
 		}
 		if ack.Duplicate {
 			// Stored before (a repeated publish): report the seq it has.
