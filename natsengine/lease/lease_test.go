@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -118,4 +119,36 @@ func TestLeaseRenewReleaseAndExpiry(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond) // waiting on the server's clock
 	}
+}
+
+// BenchmarkLease measures one Acquire (a key-value create on the hub,
+// file storage with sync_always) and reports its p50 and p99; each lease
+// is released outside the measured time.
+func BenchmarkLease(b *testing.B) {
+	srv := natstest.Server(b)
+	c := natstest.Connect(b, srv.ClientURL())
+	l, err := lease.Open(context.Background(), c.JS, lease.Options{Bucket: "BENCH_LEASES", TTL: time.Minute})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	lat := make([]float64, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		t0 := time.Now()
+		x, err := l.Acquire(ctx, fmt.Sprint("k", i%64), "me")
+		lat = append(lat, float64(time.Since(t0).Microseconds())/1000)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if err := x.Release(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(lat[len(lat)/2], "p50-ms")
+	b.ReportMetric(lat[min(len(lat)-1, len(lat)*99/100)], "p99-ms")
 }

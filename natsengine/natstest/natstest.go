@@ -67,15 +67,23 @@ type Node struct {
 
 // Cluster is three embedded servers routed to each other on loopback.
 type Cluster struct {
-	t     testing.TB
-	Nodes []*Node
+	t          testing.TB
+	Nodes      []*Node
+	syncAlways bool
 }
 
-// StartCluster starts a three-node JetStream cluster and waits until it
-// has a meta leader.
+// StartCluster starts a three-node JetStream cluster (sync_always) and
+// waits until it has a meta leader.
 func StartCluster(t testing.TB) *Cluster {
 	t.Helper()
-	c := &Cluster{t: t}
+	return StartClusterSync(t, true)
+}
+
+// StartClusterSync is StartCluster with sync_always on or off (off:
+// JetStream's default, a sync every 2 minutes; durability by quorum).
+func StartClusterSync(t testing.TB, syncAlways bool) *Cluster {
+	t.Helper()
+	c := &Cluster{t: t, syncAlways: syncAlways}
 	for i := range 3 {
 		c.Nodes = append(c.Nodes, &Node{Dir: t.TempDir(), Listen: FreePort(t), Route: FreePort(t)})
 		c.Nodes[i].Config = natsengine.ServerConfig{Name: fmt.Sprintf("n%d", i+1), ClusterName: "mcprt-test"}
@@ -115,7 +123,7 @@ func StartCluster(t testing.TB) *Cluster {
 }
 
 func (c *Cluster) start(n *Node) error {
-	s, err := natsengine.StartServer(natsengine.ServerOptions{Config: n.Config, StoreDir: n.Dir, SyncAlways: true, ReadyTimeout: 30 * time.Second})
+	s, err := natsengine.StartServer(natsengine.ServerOptions{Config: n.Config, StoreDir: n.Dir, SyncAlways: c.syncAlways, ReadyTimeout: 30 * time.Second})
 	if err != nil {
 		return fmt.Errorf("start node %s: %w", n.Config.Name, err)
 	}
