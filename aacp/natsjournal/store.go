@@ -154,6 +154,15 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 // conflict (for instance another storage type) is an error naming it.
 func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
 	st, err := js.CreateOrUpdateStream(ctx, cfg)
+	// A cluster that is still forming (peers not yet known) is retried
+	// until ctx ends.
+	for err != nil && transient(err) && ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case <-time.After(250 * time.Millisecond):
+		}
+		st, err = js.CreateOrUpdateStream(ctx, cfg)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("natsjournal: stream %s (subjects %s, %s storage, %d replicas) cannot be created or adopted — delete or fix the existing stream, or change nats.replicas: %w",
 			cfg.Name, strings.Join(cfg.Subjects, " "), cfg.Storage, cfg.Replicas, err)
@@ -282,6 +291,16 @@ func (s *Store) Append(ctx context.Context, env *envelope.Envelope) (uint64, err
 		c.lastStream, c.lastSeq = ack.Sequence, env.Seq
 		return env.Seq, nil
 	}
+}
+
+// transient reports whether err is a cluster that is not ready yet (no
+// peers for placement, no meta leader, no answer).
+func transient(err error) bool {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.ErrorCode == 10005 || apiErr.ErrorCode == 10008 || apiErr.Code == 503
+	}
+	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrTimeout)
 }
 
 func isWrongLast(err error) bool {

@@ -23,6 +23,14 @@
 // keys: letters, digits and - / _ = . (no leading or trailing dot); map
 // other names first (for instance a path hashed or escaped).
 //
+// Later shared state plugs in the same way: reservations and work-queue
+// claims open their own bucket with lease.Open (a TTL that fits them)
+// and use Acquire/Renew/Release with the reservation's or task's key;
+// presence is a lease kept alive with KeepAlive for as long as the
+// session lives. State that is not exclusive (memory, sessions,
+// policies) does not belong here: it is to be event-sourced through a
+// stream applied to each node's local store.
+//
 // Time is the server's: the TTL runs on the NATS server's clock, not on
 // core.Clock, so a test clock does not move it.
 package lease
