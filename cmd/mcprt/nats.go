@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/aacp/broker"
+	"github.com/mcprt/mcprt/aacp/journal"
 	"github.com/mcprt/mcprt/aacp/natsjournal"
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/natsengine"
@@ -113,6 +114,10 @@ func (b *natsBackend) opener() func(broker.Options) (*broker.Broker, error) {
 		return broker.Open(o)
 	}
 }
+
+// shared returns the journal on NATS; closing it leaves the connection
+// to Close.
+func (b *natsBackend) shared() journal.Store { return b.store }
 
 // natsHealth is the messaging part of the health result under
 // aacp.backend=nats.

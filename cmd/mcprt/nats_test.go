@@ -45,6 +45,18 @@ func TestNATSHubTwoProcesses(t *testing.T) {
 	if astr(hl, "messaging", "backend") != "nats" || hl["messaging"].(map[string]any)["connected"] != true {
 		t.Errorf("health messaging = %v, want backend nats, connected", hl["messaging"])
 	}
+	// The operator commands read the same journal through the hub.
+	out, errOut, code := runOperator(t, h.clientEnv(), "--json", "channel", "mgr", "impl")
+	var ch struct {
+		Messages []struct {
+			Seq    uint64
+			State  string
+			Answer string
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &ch); err != nil || code != 0 || len(ch.Messages) != 1 || ch.Messages[0].Seq != 1 || ch.Messages[0].Answer != "processed" {
+		t.Errorf("mcprt aacp channel mgr impl on nats: exit %d, %v, %s %s", code, err, out, errOut)
+	}
 	// Nothing went through the data directories.
 	for _, d := range []string{dirA, dirB} {
 		if _, err := os.Stat(filepath.Join(d, "channels")); err == nil {
