@@ -23,11 +23,16 @@ type rig struct {
 	ctx   context.Context
 }
 
+// RigStore makes the store of a rig given neither Store nor DataDir: a
+// memory journal, unless a backend table (see nats_backend_test.go) runs
+// the store-level tests on another backend.
+var RigStore = func(testing.TB) journal.Store { return journal.NewMemory() }
+
 func newRig(t testing.TB, opts Options) *rig {
 	t.Helper()
 	clock := core.NewManualClock(t0)
 	if opts.Store == nil && opts.DataDir == "" {
-		opts.Store = journal.NewMemory()
+		opts.Store = RigStore(t)
 	}
 	opts.Clock = clock
 	opts.Manual = true

@@ -26,17 +26,32 @@ func env(sender, receiver, id string) *envelope.Envelope {
 	}
 }
 
-// stores runs f against a memory store and a file store.
-func stores(t *testing.T, f func(t *testing.T, s Store)) {
-	t.Run("memory", func(t *testing.T) { s := NewMemory(); defer s.Close(); f(t, s) })
-	t.Run("file", func(t *testing.T) {
+// StoreBackend is a Store implementation the shared store tests run
+// against.
+type StoreBackend struct {
+	Name string
+	Open func(t testing.TB) Store
+}
+
+// StoreBackends is the table of backends of the shared store tests:
+// memory and files here; test files of package journal_test add the
+// backends that live in other packages (nats).
+var StoreBackends = []StoreBackend{
+	{"memory", func(testing.TB) Store { return NewMemory() }},
+	{"file", func(t testing.TB) Store {
 		s, err := OpenFile(FileOptions{Dir: t.TempDir(), Fsync: FsyncNever})
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer s.Close()
-		f(t, s)
-	})
+		return s
+	}},
+}
+
+// stores runs f against every backend of StoreBackends.
+func stores(t *testing.T, f func(t *testing.T, s Store)) {
+	for _, b := range StoreBackends {
+		t.Run(b.Name, func(t *testing.T) { s := b.Open(t); defer s.Close(); f(t, s) })
+	}
 }
 
 func readAll(t *testing.T, in Inbox) []*envelope.Envelope {

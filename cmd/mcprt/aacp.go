@@ -24,6 +24,7 @@ import (
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/mcp/aacptools"
 	"github.com/mcprt/mcprt/mcp/domaintools"
+	"github.com/mcprt/mcprt/natsengine"
 	"github.com/mcprt/mcprt/transport/streamable"
 )
 
@@ -49,7 +50,7 @@ Exit codes: 0 done, 1 failed (no data directory, unknown message, ...),
 
 // aacpCmd is one operator command invocation.
 type aacpCmd struct {
-	store  *journal.FileStore
+	store  journal.Store
 	cfg    core.AACPConfig
 	json   bool
 	stdout io.Writer
@@ -116,19 +117,32 @@ func runAACP(args []string, stdout, stderr io.Writer, environ []string) int {
 	// The server's loader, so that every key the server accepts (domain
 	// sections included) is accepted here too.
 	web := streamable.DefaultConfig()
-	cfg, _, err := domaintools.LoadConfig(path, environ, version, httpSection(&web))
+	ns := defaultNATSSettings()
+	cfg, _, err := domaintools.LoadConfig(path, environ, version, httpSection(&web), natsSection(&ns))
 	if err != nil {
 		return fail(exitConfig, err)
 	}
 	if *dataDir != "" {
 		cfg.AACP.DataDir = *dataDir
 	}
-	if st, err := os.Stat(cfg.AACP.DataDir); err != nil || !st.IsDir() {
-		return fail(exitFatal, fmt.Errorf("no agent messaging data in %q: it is not a directory; pass --data-dir (the sessions' MCPRT_AACP_DATA_DIR)", cfg.AACP.DataDir))
-	}
-	store, err := journal.OpenFile(journal.FileOptions{Dir: cfg.AACP.DataDir, Fsync: journal.FsyncPolicy(cfg.AACP.Fsync)})
-	if err != nil {
-		return fail(exitFatal, err)
+	var store journal.Store
+	if ns.Backend.Backend == natsengine.BackendNATS { // the journal on NATS (nats.go)
+		ns.NATS.Server.Listen = "" // an operator command embeds no server
+		nb, code, err := startNATS(context.Background(), cfg, ns, core.NewLogger(io.Discard, core.LogOptions{}))
+		if err != nil {
+			return fail(code, err)
+		}
+		defer nb.Close()
+		store = nb.shared()
+	} else {
+		if st, err := os.Stat(cfg.AACP.DataDir); err != nil || !st.IsDir() {
+			return fail(exitFatal, fmt.Errorf("no agent messaging data in %q: it is not a directory; pass --data-dir (the sessions' MCPRT_AACP_DATA_DIR)", cfg.AACP.DataDir))
+		}
+		fstore, err := journal.OpenFile(journal.FileOptions{Dir: cfg.AACP.DataDir, Fsync: journal.FsyncPolicy(cfg.AACP.Fsync)})
+		if err != nil {
+			return fail(exitFatal, err)
+		}
+		store = fstore
 	}
 	c := &aacpCmd{store: store, cfg: cfg.AACP, json: *asJSON, stdout: stdout}
 	ctx := context.Background()

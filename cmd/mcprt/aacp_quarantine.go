@@ -12,7 +12,11 @@ import (
 // quarantine lists the lines readers set aside (quarantine/lines.ndjson
 // in the data directory), oldest first.
 func (c *aacpCmd) quarantine(ctx context.Context) error {
-	all, err := c.store.Quarantined(ctx)
+	fs, ok := c.store.(*journal.FileStore)
+	if !ok {
+		return fmt.Errorf("quarantine lists damaged lines of the files backend's channel files; aacp.backend=nats keeps messages in JetStream, which has none")
+	}
+	all, err := fs.Quarantined(ctx)
 	if err != nil {
 		return err
 	}
@@ -28,7 +32,7 @@ func (c *aacpCmd) quarantine(ctx context.Context) error {
 		rows = append(rows, []string{stamp(q.At), q.Channel, q.File, fmt.Sprint(q.Offset), seq, printable(q.Reason)})
 	}
 	if !c.json {
-		fmt.Fprintf(c.stdout, "%d quarantined line(s) (copies in %s/quarantine/lines.ndjson; the originals stay in place, skipped)\n", len(all), c.store.Dir())
+		fmt.Fprintf(c.stdout, "%d quarantined line(s) (copies in %s/quarantine/lines.ndjson; the originals stay in place, skipped)\n", len(all), fs.Dir())
 	}
 	return c.emit(out, []string{"FOUND", "CHANNEL", "FILE", "OFFSET", "SEQ", "REASON"}, rows)
 }

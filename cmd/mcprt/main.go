@@ -92,6 +92,7 @@ Subcommands (each has --help):
                           the git pre-commit hook that runs mcprt guard check
   mcprt guard check PATHS check paths against guard policies and reservations
   mcprt ui                the overseer's console over a data directory
+  mcprt nats              run a NATS JetStream hub for several machines
 
 Configuration comes from the environment (MCPRT_*), then the JSON file named
 by --config or MCPRT_CONFIG, then defaults; docs/configuration.md lists every
@@ -115,12 +116,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 			return runGuard(args[1:], stdout, stderr, environ)
 		case "ui": // the overseer's console alone, over a data directory (ui.go)
 			return runUI(args[1:], stdout, stderr, environ)
+		case "nats": // a NATS JetStream hub or cluster node (nats_hub.go)
+			return runNATS(args[1:], stdout, stderr, environ)
 		}
 	}
 	if len(args) > 0 && args[0] == "trace" { // print recorded traces, not the server
 		web := streamable.DefaultConfig()
 		return domaintools.TraceCommand(args[1:], stdout, stderr, environ, version,
-			func(err error) { logConfigError(core.NewLogger(stderr, core.LogOptions{}), err) }, httpSection(&web))
+			func(err error) { logConfigError(core.NewLogger(stderr, core.LogOptions{}), err) }, httpSection(&web), natsSection(new(defaultNATSSettings())))
 	}
 	start := time.Now()
 	fs := flag.NewFlagSet("mcprt", flag.ContinueOnError)
@@ -154,7 +157,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	// from the environment first (the file cannot be read before it runs).
 	bootLog := core.NewLogger(stderr, core.LogOptions{})
 	envWeb := streamable.DefaultConfig()
-	envCfg, _, err := domaintools.LoadConfig("", environ, version, httpSection(&envWeb))
+	envNATS := defaultNATSSettings()
+	envCfg, _, err := domaintools.LoadConfig("", environ, version, httpSection(&envWeb), natsSection(&envNATS))
 	if err != nil { // the environment alone is invalid: no need to read the file
 		logConfigError(bootLog, err)
 		return exitConfig
@@ -183,7 +187,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	}
 	httpCfg := streamable.DefaultConfig()
 	uiCfg := console.DefaultConfig()
-	cfg, domainCfg, err := domaintools.LoadConfig(path, environ, version, sections(&httpCfg, &uiCfg))
+	natsCfg := defaultNATSSettings()
+	cfg, domainCfg, err := domaintools.LoadConfig(path, environ, version, sections(&httpCfg, &uiCfg), natsSection(&natsCfg))
 	if err != nil {
 		logConfigError(bootLog, err)
 		return exitConfig
@@ -204,6 +209,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	// aacp.backend=nats (nats.go): connect, and embed a server if asked,
+	// now, so that an unreachable engine fails the start.
+	natsBack, natsExit, err := startNATS(ctx, cfg, natsCfg, logger)
+	if err != nil {
+		logger.Error("cannot start the NATS messaging backend", "error", err.Error())
+		return natsExit
+	}
+	defer natsBack.Close()
 	telemetry := core.NewTelemetry(core.SystemClock{})
 	// The domain and messaging read one clock; in mode TEST the fixture
 	// clock_advance moves it, so black-box tests make time pass by hand.
@@ -224,7 +237,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	// Agent-to-agent messaging: the journal in aacp.dataDir is opened by
 	// the first aacp_* call, not here. Every tool call is its agent's
 	// heartbeat.
-	messaging, err := aacptools.New(aacptools.Options{Config: cfg.AACP, Logger: logger, Clock: clock})
+	messaging, err := aacptools.New(aacptools.Options{Config: cfg.AACP, Logger: logger, Clock: clock, Open: natsBack.opener()})
 	if err != nil {
 		logConfigError(logger, err)
 		return exitConfig
@@ -252,7 +265,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	}
 	// agent_list is the domain's: it also lists profiles and messaging agents.
 	if err := builtin.Register(srv, builtin.Options{Agents: agents, Version: cfg.Server.Version,
-		AdminAuthorized: adminAuthorized, OmitAgentList: true, Clock: testClock}); err != nil {
+		AdminAuthorized: adminAuthorized, OmitAgentList: true, Clock: testClock, MessagingHealth: natsBack.healthFunc()}); err != nil {
 		logger.Error("cannot register the built-in tools", "error", err.Error())
 		return exitFatal
 	}

@@ -36,6 +36,9 @@ type Options struct {
 	// TEST the fixture clock_advance moves it forward so that black-box
 	// tests can make time pass (expiry, staleness) without waiting.
 	Clock *core.OffsetClock
+	// MessagingHealth, when set, adds its result to the health tool's
+	// result as "messaging" (the NATS backend: connection, cluster, lag).
+	MessagingHealth func() any
 }
 
 // Register registers the built-in tools on srv. The server's

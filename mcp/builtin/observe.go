@@ -2,7 +2,9 @@ package builtin
 
 import (
 	"context"
+	"encoding/json"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/mcprt/mcprt/core"
@@ -27,6 +29,13 @@ type healthReport struct {
 	Resources healthResources `json:"resources"`
 	// Status is healthy, degraded or unhealthy, as core.Health judges it.
 	Status core.HealthStatus `json:"status"`
+}
+
+// messagingHealthReport is the health result when Options.MessagingHealth
+// is set: the report plus the messaging backend's.
+type messagingHealthReport struct {
+	healthReport
+	Messaging any `json:"messaging"`
 }
 
 // healthServer is the server part of a healthReport.
@@ -85,19 +94,42 @@ func observerTools(srv *mcp.Server, opts Options) []tool {
 			}
 			return pingResult{Version: v, Mode: cfg.Server.Mode, UptimeMs: srv.Stats().Uptime.Milliseconds()}, nil
 		}),
-		typed(mcp.Tool{
+		health(srv, mcp.Tool{
 			Name:  "health",
 			Title: "Server health",
 			Description: "Server health: status healthy, degraded (over 80% of the slots busy or scheduler p99 " +
 				"over 100 ms) or unhealthy (all slots busy, p99 over 500 ms, or 3+ calls in a row refused " +
 				"RESOURCE_EXHAUSTED), with its limits and resource figures. Answers even when busy.",
-			OutputSchema:     healthOutput,
+			OutputSchema:     healthSchema(opts.MessagingHealth != nil),
 			HideOutputSchema: true,
 			Annotations:      readOnly("Server health"),
 			Observer:         true,
 			Essential:        true,
-		}, healthTool(srv)),
+		}, opts.MessagingHealth),
 	}
+}
+
+// healthSchema is healthOutput, with the messaging object when the
+// health result carries one.
+func healthSchema(messaging bool) json.RawMessage {
+	if !messaging {
+		return healthOutput
+	}
+	return json.RawMessage(strings.Replace(string(healthOutput), `"status": {"type": "string"`,
+		`"messaging": {"type": "object", "description": "The NATS messaging backend: backend, connected, reconnects, cluster, leader, replicas, lag."}, "status": {"type": "string"`, 1))
+}
+
+// health is the health tool: with f, its result carries f's report as
+// messaging (and its schema says so).
+func health(srv *mcp.Server, t mcp.Tool, f func() any) tool {
+	if f == nil {
+		return typed(t, healthTool(srv))
+	}
+	h := healthTool(srv)
+	return typed(t, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (messagingHealthReport, error) {
+		r, err := h(ctx, req, in)
+		return messagingHealthReport{healthReport: r, Messaging: f()}, err
+	})
 }
 
 // healthTool returns the handler of the health tool and of dynamic tools

@@ -1,0 +1,56 @@
+// Package natsjournal is the persistence of agent-to-agent messaging
+// (journal.Store) on NATS JetStream, so that mcprt processes on several
+// machines share one set of channels, ledgers, registry and dead letters.
+// The broker runs on it unchanged: same tools, same semantics.
+//
+// # Layout
+//
+//	stream AACP_CHANNELS  aacp.ch.{receiver}.{sender}   one message per transmission, header Mcprt-Seq = channel seq
+//	stream AACP_LEDGERS   aacp.lg.{agent}               one message per Ledger.Put (NDJSON records)
+//	stream AACP_DEAD      aacp.dl.{messageId}           one message per dead-letter change (latest wins)
+//	kv     AACP_AGENTS    {agentId}                     the registry (JSON AgentRecord)
+//	kv     AACP_CLAIMS    {agentId}                     agent claims: leases (package lease)
+//
+// Every stream uses file storage and Options.Replicas replicas. A '.' in
+// an agent id becomes '~' in a subject token.
+//
+// # Guarantees
+//
+// Append publishes with the channel's next seq and JetStream's expected
+// last sequence per subject (compare-and-swap): of concurrent appenders
+// to one channel, on any machine, one wins and the others re-read the
+// channel's end and retry, so seqs are dense and in stream order. Each
+// transmission is published with its messageId as the JetStream message
+// id: a publish repeated within the dedup window (nats.dedupWindowMs; a
+// client that reconnects and resends) is stored once. Beyond the window,
+// the receiver's ledger (its inbound records, themselves on JetStream)
+// recognises a repeated request, as with the file journal. Append and
+// Ledger.Put return only after JetStream acknowledged the write: stored
+// under the server's sync policy (sync_always when aacp.fsync=always on
+// an embedded server), on a quorum of replicas in a cluster. A write
+// JetStream did not confirm (timeout, no quorum) fails; it may still have
+// been stored, like any timed-out write.
+//
+// Claim is a lease on the agent id (create on a key-value bucket with a
+// TTL, renewed every third of it): two stores never hold one agent; a
+// holder that dies without releasing frees it after nats.claimTtlMs.
+//
+// An Inbox is an ordered consumer of aacp.ch.{receiver}.*: new messages
+// are pushed by the server as they are stored (from any machine) and
+// signal Changed, so no one polls. Read first learns the last stored
+// message for the receiver and waits until the consumer delivered it, so
+// a Read after any Append sees it. CompactChannel purges the messages an
+// inbox of this store has read below the given seq, always keeping the
+// channel's last message (it holds the channel's seq).
+//
+// A ledger is replayed from its subject when first used; PurgeExpired
+// (and a ledger whose dead records outnumber live ones) publishes a
+// snapshot and purges the subject before it.
+//
+// # Starting
+//
+// Open creates the streams and buckets, or adopts existing ones; one it
+// can neither create nor update (another storage type, subjects owned by
+// another stream) is an error naming it, so a process fails at start
+// rather than at its first send.
+package natsjournal

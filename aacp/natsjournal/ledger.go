@@ -1,0 +1,238 @@
+package natsjournal
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/mcprt/mcprt/aacp/envelope"
+	"github.com/mcprt/mcprt/aacp/journal"
+	"github.com/mcprt/mcprt/core"
+)
+
+// compactMin is how many records a ledger holds at least before Put
+// considers rewriting it.
+const compactMin = 4096
+
+// ledger is a journal.Ledger kept on the subject aacp.lg.{agent}: each Put
+// is one message of NDJSON records, replayed into an index when the
+// ledger is first used. A rewrite publishes a snapshot of the index and
+// purges the subject before it.
+type ledger struct {
+	*journal.IndexedLedger
+	s       *Store
+	subject string
+	mu      sync.Mutex // serialises Put with rewrite
+}
+
+// Ledger implements journal.Store.
+func (s *Store) Ledger(agentID string) (journal.Ledger, error) {
+	if err := envelope.CheckAgentID(agentID); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if err := s.check(); err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	if l := s.ledgerOf[agentID]; l != nil {
+		s.mu.Unlock()
+		return l, nil
+	}
+	s.mu.Unlock()
+	l := &ledger{IndexedLedger: journal.NewIndexedLedger(), s: s, subject: ledgerPrefix + token(agentID)}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	n := 0
+	err := s.readSubject(ctx, s.ledgers, l.subject, func(m jetstream.Msg) {
+		recs, bad := decodeRecords(m.Data())
+		if bad > 0 {
+			s.log.Warn("aacp nats journal: skipped damaged ledger lines", "agent", agentID, "lines", bad)
+		}
+		l.Apply(recs...)
+		n += len(recs)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("nats journal: load the ledger of %s: %w", agentID, err)
+	}
+	l.ResetApplied(n)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if other := s.ledgerOf[agentID]; other != nil {
+		return other, nil
+	}
+	s.ledgerOf[agentID] = l
+	return l, nil
+}
+
+func encodeRecords(recs []journal.Record) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	for _, r := range recs {
+		if err := enc.Encode(r); err != nil {
+			return nil, fmt.Errorf("encode a %s record: %w", r.Kind, err)
+		}
+	}
+	return buf.Bytes(), nil
+}
+
+func decodeRecords(data []byte) (recs []journal.Record, bad int) {
+	for line := range bytes.SplitSeq(data, []byte{'\n'}) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var r journal.Record
+		if err := json.Unmarshal(line, &r); err != nil {
+			bad++
+			continue
+		}
+		recs = append(recs, r)
+	}
+	return recs, bad
+}
+
+// Put implements journal.Ledger: it returns once JetStream acknowledged
+// the records (durable under the server's policy), then indexes them.
+func (l *ledger) Put(ctx context.Context, recs ...journal.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	if err := l.s.checkOpen(); err != nil {
+		return err
+	}
+	data, err := encodeRecords(recs)
+	if err != nil {
+		return fmt.Errorf("nats journal: ledger %s: %w", l.subject, err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.publish(ctx, data); err != nil {
+		return err
+	}
+	l.Apply(recs...)
+	if applied, live := l.Stats(); applied >= compactMin && applied > 2*live {
+		if err := l.rewrite(ctx); err != nil {
+			l.s.log.Warn("aacp nats journal: ledger rewrite failed; it continues to grow", "subject", l.subject, "error", err.Error())
+		}
+	}
+	return nil
+}
+
+func (l *ledger) publish(ctx context.Context, data []byte) error {
+	for len(data) > 0 {
+		chunk := data
+		if len(chunk) > l.s.maxBytes {
+			cut := bytes.LastIndexByte(chunk[:l.s.maxBytes], '\n')
+			if cut <= 0 {
+				cut = bytes.IndexByte(chunk, '\n')
+			}
+			chunk = chunk[:cut+1]
+		}
+		if _, err := l.s.js.PublishMsg(ctx, &nats.Msg{Subject: l.subject, Data: chunk}); err != nil {
+			return fmt.Errorf("nats journal: ledger %s: publish: %w", l.subject, err)
+		}
+		data = data[len(chunk):]
+	}
+	return nil
+}
+
+// rewrite publishes a snapshot and purges everything before it; l.mu is
+// held.
+func (l *ledger) rewrite(ctx context.Context) error {
+	snap := l.Snapshot()
+	data, err := encodeRecords(snap)
+	if err != nil {
+		return err
+	}
+	first, err := l.s.js.PublishMsg(ctx, &nats.Msg{Subject: l.subject, Data: nil})
+	if err != nil {
+		return fmt.Errorf("publish a snapshot marker: %w", err)
+	}
+	if err := l.publish(ctx, data); err != nil {
+		return err
+	}
+	if err := l.s.ledgers.Purge(ctx, jetstream.WithPurgeSubject(l.subject), jetstream.WithPurgeSequence(first.Sequence)); err != nil {
+		return fmt.Errorf("purge before the snapshot: %w", err)
+	}
+	l.ResetApplied(len(snap))
+	return nil
+}
+
+// Sync implements journal.Ledger: Put already waited for JetStream.
+func (l *ledger) Sync(context.Context) error { return l.s.checkOpen() }
+
+func (l *ledger) MarkCompleted(ctx context.Context, id string, o journal.Outcome, ref string) error {
+	return l.Put(ctx, journal.CompletedRecord(id, o, ref))
+}
+
+func (l *ledger) MarkFailed(ctx context.Context, id string, err *core.Error) error {
+	return l.Put(ctx, journal.FailedRecord(id, err))
+}
+
+// PurgeExpired implements journal.Ledger: it drops expired records from
+// the index and rewrites the subject from a snapshot.
+func (l *ledger) PurgeExpired(ctx context.Context, now time.Time) (int, error) {
+	if err := l.s.checkOpen(); err != nil {
+		return 0, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := l.Purge(now)
+	if n == 0 {
+		return 0, nil
+	}
+	if err := l.rewrite(ctx); err != nil {
+		return n, fmt.Errorf("nats journal: ledger %s: rewrite after purge: %w", l.subject, err)
+	}
+	return n, nil
+}
+
+// readSubject calls fn for every message of st on filter, in order, up to
+// the last one stored when it was called.
+func (s *Store) readSubject(ctx context.Context, st jetstream.Stream, filter string, fn func(jetstream.Msg)) error {
+	last, err := st.GetLastMsgForSubject(ctx, filter)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read the end of %s: %w", filter, err)
+	}
+	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}})
+	if err != nil {
+		return fmt.Errorf("consumer on %s: %w", filter, err)
+	}
+	for {
+		batch, err := cons.Fetch(256, jetstream.FetchMaxWait(5*time.Second))
+		if err != nil {
+			return fmt.Errorf("fetch %s: %w", filter, err)
+		}
+		got := 0
+		for m := range batch.Messages() {
+			got++
+			md, err := m.Metadata()
+			if err != nil {
+				continue
+			}
+			fn(m)
+			if md.Sequence.Stream >= last.Sequence {
+				return nil
+			}
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
+			return fmt.Errorf("fetch %s: %w", filter, err)
+		}
+		if got == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return fmt.Errorf("fetch %s: nothing arrived before stream seq %d", filter, last.Sequence)
+		}
+	}
+}

@@ -1,0 +1,405 @@
+package natsjournal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/mcprt/mcprt/aacp/envelope"
+	"github.com/mcprt/mcprt/aacp/journal"
+	"github.com/mcprt/mcprt/natsengine/lease"
+)
+
+// Names of the streams and buckets, and their subjects.
+const (
+	ChannelStream = "AACP_CHANNELS"
+	LedgerStream  = "AACP_LEDGERS"
+	DeadStream    = "AACP_DEAD"
+	AgentBucket   = "AACP_AGENTS"
+	ClaimBucket   = "AACP_CLAIMS"
+
+	chanPrefix   = "aacp.ch."
+	ledgerPrefix = "aacp.lg."
+	deadPrefix   = "aacp.dl."
+
+	// seqHeader carries a transmission's channel seq.
+	seqHeader = "Mcprt-Seq"
+)
+
+// Options configures Open.
+type Options struct {
+	// JS is the JetStream context to use (natsengine.Conn.JS).
+	JS jetstream.JetStream
+	// Replicas of every stream and bucket; 0 means 1.
+	Replicas int
+	// DedupWindow is the channel stream's duplicate window; 0 means 2
+	// minutes.
+	DedupWindow time.Duration
+	// ClaimTTL is how long an agent claim lasts without renewal (a dead
+	// holder's agents are free this long after it died); 0 means 10 s.
+	ClaimTTL time.Duration
+	// Owner names this process in claims; "" means host:pid.
+	Owner string
+	// OnClose, when set, is called by Close after the store is closed
+	// (to close the connection the store was opened on).
+	OnClose func()
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
+}
+
+// Store is a journal.Store on NATS JetStream. Make it with Open.
+type Store struct {
+	js       jetstream.JetStream
+	chans    jetstream.Stream
+	ledgers  jetstream.Stream
+	dead     jetstream.Stream
+	agents   jetstream.KeyValue
+	claims   *lease.Leases
+	owner    string
+	log      *slog.Logger
+	onClose  func()
+	maxBytes int
+
+	mu       sync.Mutex
+	closed   bool                          // guarded by mu
+	channels map[[2]string]*channel        // guarded by mu
+	held     map[string]func()             // guarded by mu: agent → stop keepalive and release
+	ledgerOf map[string]*ledger            // guarded by mu
+	inboxes  map[*inbox]struct{}           // guarded by mu
+	readPos  map[[2]string][]streamSeqPair // guarded by mu: what inboxes read, for CompactChannel
+}
+
+// channel caches where a channel ends, so that appends from this process
+// need one round trip.
+type channel struct {
+	mu         sync.Mutex
+	known      bool
+	lastStream uint64 // stream seq of the channel's last message, 0 if none
+	lastSeq    uint64 // its channel seq
+}
+
+type streamSeqPair struct{ seq, stream uint64 }
+
+var _ journal.Store = (*Store)(nil)
+
+// Open creates (or binds) the streams and buckets and returns the store.
+// A stream or bucket that exists with a configuration mcprt cannot adopt
+// (another storage type, subjects taken by another stream) is an error
+// naming it.
+func Open(ctx context.Context, opts Options) (*Store, error) {
+	if opts.JS == nil {
+		return nil, errors.New("natsjournal: Options.JS is nil")
+	}
+	r := max(opts.Replicas, 1)
+	if opts.DedupWindow <= 0 {
+		opts.DedupWindow = 2 * time.Minute
+	}
+	if opts.ClaimTTL <= 0 {
+		opts.ClaimTTL = 10 * time.Second
+	}
+	s := &Store{
+		js: opts.JS, owner: opts.Owner, log: opts.Logger, onClose: opts.OnClose,
+		channels: map[[2]string]*channel{}, held: map[string]func(){}, ledgerOf: map[string]*ledger{},
+		inboxes: map[*inbox]struct{}{}, readPos: map[[2]string][]streamSeqPair{},
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.owner == "" {
+		host, _ := os.Hostname()
+		s.owner = host + ":" + strconv.Itoa(os.Getpid())
+	}
+	var err error
+	if s.chans, err = ensureStream(ctx, opts.JS, jetstream.StreamConfig{
+		Name: ChannelStream, Subjects: []string{chanPrefix + ">"}, Storage: jetstream.FileStorage,
+		Replicas: r, Duplicates: opts.DedupWindow, Discard: jetstream.DiscardOld,
+		Description: "mcprt agent channels: aacp.ch.{receiver}.{sender}",
+	}); err != nil {
+		return nil, err
+	}
+	if s.ledgers, err = ensureStream(ctx, opts.JS, jetstream.StreamConfig{
+		Name: LedgerStream, Subjects: []string{ledgerPrefix + ">"}, Storage: jetstream.FileStorage,
+		Replicas: r, Description: "mcprt agent ledgers: aacp.lg.{agent}",
+	}); err != nil {
+		return nil, err
+	}
+	if s.dead, err = ensureStream(ctx, opts.JS, jetstream.StreamConfig{
+		Name: DeadStream, Subjects: []string{deadPrefix + ">"}, Storage: jetstream.FileStorage,
+		Replicas: r, Description: "mcprt dead letters: aacp.dl.{messageId}",
+	}); err != nil {
+		return nil, err
+	}
+	if s.agents, err = opts.JS.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: AgentBucket, History: 1, Storage: jetstream.FileStorage, Replicas: r,
+	}); err != nil {
+		return nil, fmt.Errorf("natsjournal: key-value bucket %s: %w", AgentBucket, err)
+	}
+	if s.claims, err = lease.Open(ctx, opts.JS, lease.Options{Bucket: ClaimBucket, TTL: opts.ClaimTTL, Replicas: r}); err != nil {
+		return nil, fmt.Errorf("natsjournal: %w", err)
+	}
+	s.maxBytes = 512 << 10
+	return s, nil
+}
+
+// ensureStream creates the stream, or updates one that exists to cfg; a
+// conflict (for instance another storage type) is an error naming it.
+func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
+	st, err := js.CreateOrUpdateStream(ctx, cfg)
+	// A cluster that is still forming (peers not yet known) is retried
+	// until ctx ends.
+	for err != nil && transient(err) && ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case <-time.After(250 * time.Millisecond):
+		}
+		st, err = js.CreateOrUpdateStream(ctx, cfg)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("natsjournal: stream %s (subjects %s, %s storage, %d replicas) cannot be created or adopted — delete or fix the existing stream, or change nats.replicas: %w",
+			cfg.Name, strings.Join(cfg.Subjects, " "), cfg.Storage, cfg.Replicas, err)
+	}
+	return st, nil
+}
+
+func (s *Store) check() error {
+	if s.closed {
+		return fmt.Errorf("nats journal: %w", journal.ErrClosed)
+	}
+	return nil
+}
+
+func (s *Store) checkOpen() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.check()
+}
+
+// token turns an agent id into a subject token ('.' separates tokens).
+func token(id string) string { return strings.ReplaceAll(id, ".", "~") }
+
+func checkPair(sender, receiver string) error {
+	if err := envelope.CheckAgentID(sender); err != nil && sender != envelope.SystemAgentID {
+		return err
+	}
+	if err := envelope.CheckAgentID(receiver); err != nil {
+		return err
+	}
+	return nil
+}
+
+func chanSubject(sender, receiver string) string {
+	return chanPrefix + token(receiver) + "." + token(sender)
+}
+
+func (s *Store) channel(sender, receiver string) (*channel, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	key := [2]string{sender, receiver}
+	c := s.channels[key]
+	if c == nil {
+		c = &channel{}
+		s.channels[key] = c
+	}
+	return c, nil
+}
+
+// load reads where the channel ends from the stream; c.mu is held.
+func (s *Store) load(ctx context.Context, c *channel, subject string) error {
+	m, err := s.chans.GetLastMsgForSubject(ctx, subject)
+	switch {
+	case errors.Is(err, jetstream.ErrMsgNotFound):
+		c.lastStream, c.lastSeq = 0, 0
+	case err != nil:
+		return fmt.Errorf("nats journal: read the end of channel %s: %w", subject, err)
+	default:
+		seq, perr := strconv.ParseUint(m.Header.Get(seqHeader), 10, 64)
+		if perr != nil {
+			return fmt.Errorf("nats journal: channel %s: last message (stream seq %d) has no %s header", subject, m.Sequence, seqHeader)
+		}
+		c.lastStream, c.lastSeq = m.Sequence, seq
+	}
+	c.known = true
+	return nil
+}
+
+// Append implements journal.Store: the transmission is published with
+// the channel's next seq and the stream's per-subject compare-and-swap
+// (another writer, in any process, makes it retry with a fresh end), and
+// with env.MessageID as the message id (a repeated publish of the same
+// transmission within the dedup window is stored once, and returns the
+// seq it was stored with). It returns after JetStream acknowledged the
+// message (stored under the server's sync policy, on a quorum in a
+// cluster).
+func (s *Store) Append(ctx context.Context, env *envelope.Envelope) (uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	sender, receiver := env.Sender.AgentID, env.Receiver.AgentID
+	if err := checkPair(sender, receiver); err != nil {
+		return 0, err
+	}
+	c, err := s.channel(sender, receiver)
+	if err != nil {
+		return 0, err
+	}
+	subject := chanSubject(sender, receiver)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for attempt := 0; ; attempt++ {
+		if !c.known {
+			if err := s.load(ctx, c, subject); err != nil {
+				return 0, err
+			}
+		}
+		env.Seq = c.lastSeq + 1
+		data, err := envelope.AppendJSON(nil, env)
+		if err != nil {
+			return 0, fmt.Errorf("nats journal: encode %s: %w", env.MessageID, err)
+		}
+		msg := &nats.Msg{Subject: subject, Data: data, Header: nats.Header{seqHeader: []string{strconv.FormatUint(env.Seq, 10)}}}
+		ack, err := s.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(c.lastStream), jetstream.WithMsgID(env.MessageID))
+		if err != nil {
+			c.known = false
+			if isWrongLast(err) && attempt < 1000 {
+				continue
+			}
+			return 0, fmt.Errorf("nats journal: append %s to %s: JetStream did not confirm the write (is the server reachable, does the cluster have a quorum?); it may or may not be stored: %w", env.MessageID, subject, err)
+		}
+		if ack.Duplicate {
+			// Stored before (a repeated publish): report the seq it has.
+			c.known = false
+			m, err := s.chans.GetMsg(ctx, ack.Sequence)
+			if err != nil {
+				return 0, fmt.Errorf("nats journal: append %s: duplicate of stream seq %d, unreadable: %w", env.MessageID, ack.Sequence, err)
+			}
+			seq, _ := strconv.ParseUint(m.Header.Get(seqHeader), 10, 64)
+			env.Seq = seq
+			return seq, nil
+		}
+		c.lastStream, c.lastSeq = ack.Sequence, env.Seq
+		return env.Seq, nil
+	}
+}
+
+// transient reports whether err is a cluster that is not ready yet (no
+// peers for placement, no meta leader, no answer).
+func transient(err error) bool {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.ErrorCode == 10005 || apiErr.ErrorCode == 10008 || apiErr.Code == 503
+	}
+	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrTimeout)
+}
+
+func isWrongLast(err error) bool {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant
+	}
+	return false
+}
+
+// LastSequence implements journal.Store.
+func (s *Store) LastSequence(ctx context.Context, sender, receiver string) (uint64, error) {
+	if err := checkPair(sender, receiver); err != nil {
+		return 0, err
+	}
+	c, err := s.channel(sender, receiver)
+	if err != nil {
+		return 0, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := s.load(ctx, c, chanSubject(sender, receiver)); err != nil {
+		return 0, err
+	}
+	return c.lastSeq, nil
+}
+
+// noteRead records the stream seq of a channel seq an inbox passed.
+func (s *Store) noteRead(key [2]string, seq, stream uint64) {
+	s.mu.Lock()
+	s.readPos[key] = append(s.readPos[key], streamSeqPair{seq, stream})
+	s.mu.Unlock()
+}
+
+// CompactChannel implements journal.Store: it purges the channel's
+// messages below `below` that an inbox of this store has read, always
+// keeping the channel's last message (it carries the channel's seq).
+// It returns 1 when it purged anything, else 0.
+func (s *Store) CompactChannel(ctx context.Context, sender, receiver string, below uint64) (int, error) {
+	if err := checkPair(sender, receiver); err != nil {
+		return 0, err
+	}
+	key := [2]string{sender, receiver}
+	s.mu.Lock()
+	if err := s.check(); err != nil {
+		s.mu.Unlock()
+		return 0, err
+	}
+	pos := s.readPos[key]
+	// The highest read message with seq < below-1 … keep below-1 itself:
+	// purge up to (not including) the stream seq of seq below-1.
+	cut, n := uint64(0), 0
+	for i, p := range pos {
+		if p.seq+1 >= below {
+			break
+		}
+		cut, n = p.stream, i+1
+	}
+	if n > 0 {
+		s.readPos[key] = append([]streamSeqPair(nil), pos[n:]...)
+	}
+	s.mu.Unlock()
+	if cut == 0 {
+		return 0, nil
+	}
+	// Purge up to and including cut (sequence is exclusive), never the
+	// channel's last message, which the loop above keeps.
+	if err := s.chans.Purge(ctx, jetstream.WithPurgeSubject(chanSubject(sender, receiver)), jetstream.WithPurgeSequence(cut+1)); err != nil {
+		return 0, fmt.Errorf("nats journal: compact %s→%s below %d: %w", sender, receiver, below, err)
+	}
+	return 1, nil
+}
+
+// Sync implements journal.Store: every write was acknowledged by
+// JetStream, which stored it under its own sync policy; nothing is left.
+func (s *Store) Sync(context.Context) error { return s.checkOpen() }
+
+// Close implements journal.Store: it stops the inboxes, releases every
+// claim, and calls Options.OnClose.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	held := s.held
+	s.held = map[string]func(){}
+	ins := s.inboxes
+	s.inboxes = map[*inbox]struct{}{}
+	s.mu.Unlock()
+	for in := range ins {
+		in.stop()
+	}
+	for _, release := range held {
+		release()
+	}
+	if s.onClose != nil {
+		s.onClose()
+	}
+	return nil
+}
