@@ -168,3 +168,27 @@ func TestTaskClaimConcurrent(t *testing.T) {
 		}
 	}
 }
+
+func TestTaskClaimLabels(t *testing.T) {
+	db, clock := newDB(t)
+	svc := task.NewService(db.Tasks(), clock, nil)
+	svc.Connect(&fakeMessaging{gone: map[string]bool{}})
+	ctx := as(testCtx(t), "p")
+	low, _ := svc.Post(ctx, task.PostInput{Title: "low", Labels: []string{"a", "b"}, Priority: 1})
+	high, _ := svc.Post(ctx, task.PostInput{Title: "high", Labels: []string{"a", "b", "c"}, Priority: 5})
+	svc.Post(ctx, task.PostInput{Title: "only a", Labels: []string{"a"}, Priority: 5})
+	for _, c := range []struct {
+		labels []string
+		want   string
+	}{
+		{[]string{"b", "c", "a"}, high.ID},
+		{[]string{"a", "c"}, ""}, // high is taken
+		{[]string{"b", "a"}, low.ID},
+		{[]string{"x"}, ""},
+	} {
+		got, ok, err := svc.Claim(ctx, "", c.labels)
+		if err != nil || ok != (c.want != "") || ok && got.ID != c.want {
+			t.Fatalf("claim %v: %v %v %v, want %q", c.labels, got.ID, ok, err, c.want)
+		}
+	}
+}
