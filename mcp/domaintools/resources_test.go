@@ -351,8 +351,8 @@ func TestRegisteredByMode(t *testing.T) {
 		templates []string
 		prompts   int
 	}{
-		{core.ModeFull, false, []string{URIAgent, URIMemoryEntry, URIPolicy, URISession, URIWorkflow}, 4},              // list_agents, run_agent, run_workflow
-		{core.ModeReadOnly, true, []string{URIAgent, URIMemoryEntry, URIPolicy, URISession, URITrace, URIWorkflow}, 3}, // no run_agent, no run_workflow
+		{core.ModeFull, false, []string{URIAgent, URIMemoryEntry, URIPolicy, URISession, URITask, URIWorkflow}, 4},              // list_agents, run_agent, run_workflow
+		{core.ModeReadOnly, true, []string{URIAgent, URIMemoryEntry, URIPolicy, URISession, URITask, URITrace, URIWorkflow}, 3}, // no run_agent, no run_workflow
 		{core.ModeMinimal, true, nil, 0},
 	} {
 		t.Run(fmt.Sprint(tc.mode, tc.tracing), func(t *testing.T) {
