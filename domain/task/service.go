@@ -389,9 +389,11 @@ func (s *Service) Steal(ctx context.Context, id, reason string) (Task, error) {
 	if err != nil {
 		return Task{}, err
 	}
-	if !cur.Status.Held() || cur.Assignee == me {
-		return Task{}, core.NewError(CodeInvalidTransition, fmt.Sprintf("taskId: task %s is %s%s: there is nothing to steal; task_claim claims an open task",
-			id, cur.Status, map[bool]string{true: " by you", false: ""}[cur.Assignee == me && cur.Status.Held()]))
+	switch {
+	case !cur.Status.Held():
+		return Task{}, core.NewError(CodeInvalidTransition, fmt.Sprintf("taskId: task %s is %s, so nobody holds it: there is nothing to steal (task_claim claims an open task)", id, cur.Status))
+	case cur.Assignee == me:
+		return Task{}, core.NewError(CodeInvalidTransition, fmt.Sprintf("taskId: you already hold task %s", id))
 	}
 	if ok, st := s.live(ctx, cur.Assignee); ok {
 		return Task{}, core.NewError(CodeHolderLive, fmt.Sprintf("taskId: task %s is held by %s, which is %s: only a stale or offline holder's task can be stolen; ask %s to hand it off",
