@@ -115,7 +115,7 @@ func leaseCandidates(ctx context.Context, q querier, p reservation.Pattern, now 
 // (its prefix is the whole pattern) needs no parsing.
 func leasePattern(l reservation.Lease, cache map[string]reservation.Pattern) (reservation.Pattern, bool) {
 	if l.Prefix == l.Pattern {
-		return reservation.MustLiteral(l.Pattern), true
+		return reservation.LiteralPattern(l.Pattern), true
 	}
 	if p, ok := cache[l.Pattern]; ok {
 		return p, true
