@@ -13,7 +13,9 @@ import (
 
 type callerKey struct{}
 
-func as(ctx context.Context, agent string) context.Context { return context.WithValue(ctx, callerKey{}, agent) }
+func as(ctx context.Context, agent string) context.Context {
+	return context.WithValue(ctx, callerKey{}, agent)
+}
 
 // messaging names the caller from the context; agents in gone are
 // offline; notices are kept.
@@ -23,7 +25,9 @@ type messaging struct {
 	told []string
 }
 
-func (m *messaging) Caller(ctx context.Context) (string, error) { return ctx.Value(callerKey{}).(string), nil }
+func (m *messaging) Caller(ctx context.Context) (string, error) {
+	return ctx.Value(callerKey{}).(string), nil
+}
 
 func (m *messaging) Presence(_ context.Context, id string) (string, time.Time, error) {
 	m.mu.Lock()
