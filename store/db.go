@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -168,9 +169,25 @@ func (d *DB) open(ctx context.Context) (*sql.DB, error) {
 	}
 	db.SetMaxOpenConns(8)
 	db.SetMaxIdleConns(4)
-	if err := migrate(ctx, d, db); err != nil {
-		db.Close()
-		return nil, err
+	// When several processes open a fresh directory at once, a new
+	// connection's switch to WAL can meet another's first migration and
+	// fail with SQLITE_BUSY at once (the busy handler does not cover the
+	// switch): try again a few times, briefly.
+	for attempt := 1; ; attempt++ {
+		err := migrate(ctx, d, db)
+		if err == nil {
+			break
+		}
+		if attempt == 5 || !strings.Contains(err.Error(), "SQLITE_BUSY") {
+			db.Close()
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			db.Close()
+			return nil, err
+		case <-time.After(time.Duration(attempt) * 20 * time.Millisecond):
+		}
 	}
 	ident, err := identity(d.path)
 	if err != nil {

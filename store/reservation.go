@@ -91,23 +91,41 @@ func queryLeases(ctx context.Context, q querier, doing, query string, args ...an
 }
 
 // leaseCandidates returns the active leases whose prefix is an ancestor of,
-// equal to, or under p's prefix: the only ones that can overlap p.
+// equal to, or under p's prefix: the only ones that can overlap p. Both
+// halves walk the prefix index; only a pattern without a literal prefix
+// (such as **/*.go) reads every active lease.
 func leaseCandidates(ctx context.Context, q querier, p reservation.Pattern, now time.Time) ([]reservation.Lease, error) {
-	base := `SELECT ` + leaseCols + ` FROM reservations WHERE released_at IS NULL AND expires_at > ?`
+	base := `SELECT ` + leaseCols + ` FROM reservations INDEXED BY reservations_prefix WHERE released_at IS NULL AND expires_at > ?`
 	if p.Prefix == "" {
-		return queryLeases(ctx, q, "reading reservations", base+` ORDER BY rowid`, nanos(now))
+		return queryLeases(ctx, q, "reading reservations", base, nanos(now))
 	}
-	anc := []any{""}
+	anc := []any{nanos(now), ""}
 	for i := 0; i < len(p.Prefix); i++ {
 		if p.Prefix[i] == '/' {
 			anc = append(anc, p.Prefix[:i])
 		}
 	}
 	anc = append(anc, p.Prefix)
-	args := append([]any{nanos(now)}, anc...)
-	args = append(args, p.Prefix+"/", p.Prefix+"0")
+	args := append(anc, nanos(now), p.Prefix+"/", p.Prefix+"0")
 	return queryLeases(ctx, q, "reading reservations",
-		base+` AND (prefix IN (?`+strings.Repeat(",?", len(anc)-1)+`) OR (prefix >= ? AND prefix < ?)) ORDER BY rowid`, args...)
+		base+` AND prefix IN (?`+strings.Repeat(",?", len(anc)-2)+`) UNION ALL `+base+` AND prefix >= ? AND prefix < ?`, args...)
+}
+
+// leasePattern returns the Pattern of a stored lease: a literal path
+// (its prefix is the whole pattern) needs no parsing.
+func leasePattern(l reservation.Lease, cache map[string]reservation.Pattern) (reservation.Pattern, bool) {
+	if l.Prefix == l.Pattern {
+		return reservation.LiteralPattern(l.Pattern), true
+	}
+	if p, ok := cache[l.Pattern]; ok {
+		return p, true
+	}
+	p, err := reservation.ParsePattern(l.Pattern)
+	if err != nil {
+		return p, false // written by a build with other rules: it cannot be judged, so it does not block
+	}
+	cache[l.Pattern] = p
+	return p, true
 }
 
 // overlapping returns the conflicts of pats with the active leases not
@@ -126,13 +144,9 @@ func overlapping(ctx context.Context, q querier, pats []reservation.Pattern, exc
 			if l.AgentID == except || onlyBlocking && !exclusive && !l.Exclusive {
 				continue
 			}
-			lp, ok := parsed[l.Pattern]
+			lp, ok := leasePattern(l, parsed)
 			if !ok {
-				var err error
-				if lp, err = reservation.ParsePattern(l.Pattern); err != nil {
-					continue // written by a build with other rules: it cannot be judged, so it does not block
-				}
-				parsed[l.Pattern] = lp
+				continue
 			}
 			if reservation.Overlap(p, lp) {
 				out = append(out, reservation.Conflict{Path: p.Text, Lease: l})

@@ -211,18 +211,25 @@ func (s *Tasks) ClaimNext(ctx context.Context, agentID string, labels []string, 
 		ok  bool
 	)
 	err := s.db.write(ctx, func(conn *sql.Conn) error {
-		q := `SELECT id FROM tasks t WHERE status = 'open' AND (assignee = '' OR assignee = ?)
-			AND NOT EXISTS (SELECT 1 FROM task_deps d JOIN tasks x ON x.id = d.dep_id WHERE d.task_id = t.id AND x.status <> 'done')`
-		args := []any{agentID}
+		// With labels, the tasks of the first label drive the search
+		// (CROSS JOIN fixes the loop order), so a rare label does not
+		// walk the whole queue.
+		from, args := `tasks t`, []any{}
 		if len(labels) > 0 {
-			q += ` AND (SELECT COUNT(*) FROM task_labels l WHERE l.task_id = t.id AND l.label IN (?` + strings.Repeat(",?", len(labels)-1) + `)) = ?`
-			for _, l := range labels {
+			from, args = `task_labels first CROSS JOIN tasks t ON t.id = first.task_id AND first.label = ?`, []any{labels[0]}
+		}
+		q := `SELECT t.id FROM ` + from + ` WHERE t.status = 'open' AND (t.assignee = '' OR t.assignee = ?)
+			AND NOT EXISTS (SELECT 1 FROM task_deps d JOIN tasks x ON x.id = d.dep_id WHERE d.task_id = t.id AND x.status <> 'done')`
+		args = append(args, agentID)
+		if len(labels) > 1 {
+			q += ` AND (SELECT COUNT(*) FROM task_labels l WHERE l.task_id = t.id AND l.label IN (?` + strings.Repeat(",?", len(labels)-2) + `)) = ?`
+			for _, l := range labels[1:] {
 				args = append(args, l)
 			}
-			args = append(args, len(labels))
+			args = append(args, len(labels)-1)
 		}
 		var id string
-		err := conn.QueryRowContext(ctx, q+` ORDER BY priority DESC, rowid LIMIT 1`, args...).Scan(&id)
+		err := conn.QueryRowContext(ctx, q+` ORDER BY t.priority DESC, t.rowid LIMIT 1`, args...).Scan(&id)
 		if err == sql.ErrNoRows {
 			return nil
 		}

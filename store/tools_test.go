@@ -90,7 +90,7 @@ func TestToolsWireShapes(t *testing.T) {
 			`{"sessions":[{"sessionId":"00000000-0000-4000-8000-000000000001","initiator":"lead","task":"t","status":"active","participantCount":2,"createdAt":"2026-03-01T12:00:00Z"}],"total":1}`},
 		{"guard check", func() (string, error) {
 			return call(t, ts.guard.Check, `{"policyId":"default","changedPaths":["a/../.env"]}`)
-		}, `{"passed":false,"policyId":"default","checkedPaths":[".env"],"gateResults":[{"gate":"path_violation","passed":false,"violations":[{"type":"path_forbidden","path":".env","message":".env matches the forbidden pattern \"**/.env\" of policy \"default\""}]},{"gate":"change_radius","passed":true,"violations":[]}],"summary":"policy \"default\" failed: 1 violation(s) in gate(s) path_violation over 1 path(s)"}`},
+		}, `{"passed":false,"policyId":"default","policyIds":["default"],"checkedPaths":[".env"],"gateResults":[{"gate":"path_violation","policyId":"default","passed":false,"violations":[{"type":"path_forbidden","path":".env","message":".env matches the forbidden pattern \"**/.env\" of policy \"default\""}]},{"gate":"change_radius","policyId":"default","passed":true,"violations":[]}],"summary":"policy \"default\" failed: 1 violation(s) in gate(s) path_violation over 1 path(s)"}`},
 		{"session fail", func() (string, error) {
 			return call(t, ts.sess.Fail, `{"sessionId":"00000000-0000-4000-8000-000000000001","reason":"tests broke"}`)
 		}, ""},

@@ -102,9 +102,16 @@ func TestCoordReservationsBetweenProcesses(t *testing.T) {
 	// recorded, and she is told.
 	a.p.Signal(syscall.SIGKILL)
 	a.p.Wait(t)
-	r := b.ok(t, "reserve_paths", `{"paths":["src/a.go"]}`)
-	if r["granted"] != true || len(list(t, r, "released")) == 0 || list(t, r, "released")[0]["agentId"] != "alice" ||
-		list(t, r, "released")[0]["releasedBy"] != "bob" {
+	// By hand: force_release of her src/**, recorded with the reason.
+	fr := b.ok(t, "force_release_reservation", fmt.Sprintf(`{"id":%q,"reason":"alice crashed"}`, lease["id"]))
+	if fr["releasedBy"] != "bob" || fr["releaseReason"] != "alice crashed" || fr["releasedAt"] == "" {
+		t.Fatalf("force_release: %v", fr)
+	}
+	// By itself: her shared lib/x.go is in the way of bob's exclusive
+	// lib/** and is released on the way.
+	r := b.ok(t, "reserve_paths", `{"paths":["lib/**","src/a.go"]}`)
+	if r["granted"] != true || len(list(t, r, "released")) != 1 || list(t, r, "released")[0]["agentId"] != "alice" ||
+		list(t, r, "released")[0]["releasedBy"] != "bob" || list(t, r, "released")[0]["path"] != "lib/x.go" {
 		t.Fatalf("reserve after alice died: %v", r)
 	}
 	act := b.ok(t, "list_reservations", `{"agentId":"alice"}`)

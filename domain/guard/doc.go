@@ -15,6 +15,14 @@
 // every violation of every gate: path_not_allowed, path_forbidden (both
 // when both apply) and change_radius_exceeded. Matching is case-sensitive.
 //
+// Service.Check runs the policies that apply: the one named and, with a
+// session id, every policy applied to that session (in the order
+// applied); with neither, DefaultPolicyID. When a ReservationGate is set
+// it runs last as the gate "reservation": a changed path another live
+// agent reserved exclusively is a path_reserved violation naming the
+// holder. CheckGated runs a check with another gate (the `mcprt guard
+// check` command names the agent itself).
+//
 // Service holds the policies (safe for concurrent use; Reload rereads the
 // directory and keeps the old set on error) and applies policies to
 // sessions through the session domain: POLICY_NOT_FOUND,

@@ -119,10 +119,10 @@ func ParsePattern(p string) (Pattern, error) {
 	return pat, nil
 }
 
-// MustLiteral returns the Pattern that matches exactly the normalised
+// LiteralPattern returns the Pattern that matches exactly the normalised
 // path p (its glob characters escaped). p must already be normalised,
 // as guard.NormalizePath leaves it.
-func MustLiteral(p string) Pattern {
+func LiteralPattern(p string) Pattern {
 	segs := strings.Split(p, "/")
 	pat := Pattern{Text: EscapePath(p), Prefix: p}
 	alt := make([]segment, len(segs))

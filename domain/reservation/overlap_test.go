@@ -156,7 +156,7 @@ func TestOverlapAgainstBruteForce(t *testing.T) {
 		}
 		// A literal path overlaps a pattern exactly when it matches.
 		for k := 0; k < len(paths); k += 97 {
-			if got := Overlap(pats[i], MustLiteral(paths[k])); got != match[i][k] {
+			if got := Overlap(pats[i], LiteralPattern(paths[k])); got != match[i][k] {
 				t.Errorf("Overlap(%q, path %q) = %v; globMatch says %v", pats[i].Text, paths[k], got, match[i][k])
 			}
 		}

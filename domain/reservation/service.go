@@ -368,7 +368,7 @@ func (s *Service) Check(ctx context.Context, paths []string) ([]Conflict, error)
 func (s *Service) Blocking(ctx context.Context, agentID string, paths []string) ([]Conflict, error) {
 	pats := make([]Pattern, len(paths))
 	for i, p := range paths {
-		pats[i] = MustLiteral(p)
+		pats[i] = LiteralPattern(p)
 	}
 	cs, err := s.opts.Store.Overlapping(ctx, pats, agentID, s.opts.Clock.Now())
 	if err != nil {

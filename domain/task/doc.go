@@ -9,8 +9,9 @@
 // it in one transaction (BEGIN IMMEDIATE in SQLite), so two agents never
 // claim one task, even from two processes. Only the holder may update,
 // release or hand off a task. Steal takes a task from a holder messaging
-// reports stale or offline; Claim and Post first reopen every task of
-// such holders (Sweep). Every transition is an Event, the durable
+// reports stale or offline; Claim reopens such a holder's tasks when it
+// meets them — the task it was asked for, or, when no open task matches,
+// every such holder's (Sweep). Every transition is an Event, the durable
 // history task_get shows. The people concerned are told through
 // Messaging: the designated assignee of a post, the poster of a claim, an
 // end, a handoff or a steal, the receiver of a handoff, the holder who

@@ -82,7 +82,7 @@ func (s *Service) tell(ctx context.Context, me, agentID, subject string, t Task,
 }
 
 // Sweep reopens the tasks of holders messaging reports stale or offline
-// (recorded, holder told) and returns them.
+// (recorded, holder and posters told) and returns them.
 func (s *Service) Sweep(ctx context.Context, me string) ([]Task, error) {
 	holders, err := s.store.Holders(ctx)
 	if err != nil {
@@ -90,21 +90,30 @@ func (s *Service) Sweep(ctx context.Context, me string) ([]Task, error) {
 	}
 	var out []Task
 	for _, h := range holders {
-		ok, st := s.live(ctx, h)
-		if ok || h == me {
+		if ok, _ := s.live(ctx, h); ok || h == me {
 			continue
 		}
-		ts, err := s.store.ReleaseHolder(ctx, h, me, "holder "+h+" is "+st, s.clock.Now())
+		ts, err := s.releaseHolder(ctx, me, h)
 		if err != nil {
-			return nil, fmt.Errorf("tasks: reopening the tasks of %s, which is %s: %w", h, st, err)
-		}
-		for _, t := range ts {
-			s.tell(ctx, me, h, "task released: you were "+st, t, nil)
-			s.tell(ctx, me, t.Poster, "task reopened: its holder was "+st, t, map[string]any{"holder": h})
+			return nil, err
 		}
 		out = append(out, ts...)
 	}
 	return out, nil
+}
+
+// releaseHolder reopens the tasks of h, which is gone.
+func (s *Service) releaseHolder(ctx context.Context, me, h string) ([]Task, error) {
+	_, st := s.live(ctx, h)
+	ts, err := s.store.ReleaseHolder(ctx, h, me, "holder "+h+" is "+st, s.clock.Now())
+	if err != nil {
+		return nil, fmt.Errorf("tasks: reopening the tasks of %s, which is %s: %w", h, st, err)
+	}
+	for _, t := range ts {
+		s.tell(ctx, me, h, "task released: you were "+st, t, nil)
+		s.tell(ctx, me, t.Poster, "task reopened: its holder was "+st, t, map[string]any{"holder": h})
+	}
+	return ts, nil
 }
 
 // PostInput is what Post needs.
@@ -149,9 +158,6 @@ func (s *Service) Post(ctx context.Context, in PostInput) (Task, error) {
 	if err != nil {
 		return Task{}, err
 	}
-	if _, err := s.Sweep(ctx, me); err != nil {
-		return Task{}, err
-	}
 	now := s.clock.Now()
 	deps := slices.Compact(slices.Sorted(slices.Values(in.DependsOn)))
 	t := Task{ID: s.ids.NewID(), Title: in.Title, Description: in.Description, Priority: in.Priority, Labels: labels,
@@ -180,8 +186,10 @@ func checkLabels(field string, labels []string) ([]string, error) {
 }
 
 // Claim claims the task with the id, or the best open task with every
-// label of labels, for the caller. Holders that are gone lose their
-// tasks first. ok is false when no task could be claimed by labels.
+// label of labels, for the caller. A task held by an agent messaging
+// reports stale or offline is reopened on the way: when it is the task
+// named, or when no open task matches (Sweep). ok is false when no task
+// could be claimed by labels.
 func (s *Service) Claim(ctx context.Context, id string, labels []string) (Task, bool, error) {
 	labels, err := checkLabels("labels", labels)
 	if err != nil {
@@ -194,33 +202,49 @@ func (s *Service) Claim(ctx context.Context, id string, labels []string) (Task, 
 	if err != nil {
 		return Task{}, false, err
 	}
-	if _, err := s.Sweep(ctx, me); err != nil {
-		return Task{}, false, err
-	}
-	now := s.clock.Now()
 	if id == "" {
-		t, ok, err := s.store.ClaimNext(ctx, me, labels, now)
-		if err != nil {
-			return Task{}, false, fmt.Errorf("task_claim: %w", err)
+		for round := 0; ; round++ {
+			t, ok, err := s.store.ClaimNext(ctx, me, labels, s.clock.Now())
+			if err != nil {
+				return Task{}, false, fmt.Errorf("task_claim: %w", err)
+			}
+			if ok {
+				s.tell(ctx, me, t.Poster, "task claimed", t, nil)
+				return t, true, nil
+			}
+			if round > 0 {
+				return Task{}, false, nil
+			}
+			if swept, err := s.Sweep(ctx, me); err != nil || len(swept) == 0 {
+				return Task{}, false, err
+			}
 		}
-		if ok {
+	}
+	for round := 0; ; round++ {
+		now := s.clock.Now()
+		t, err := s.store.Mutate(ctx, id, func(t *Task, deps map[string]Status) (Event, error) {
+			if err := claimable(t, deps, me); err != nil {
+				return Event{}, err
+			}
+			from := t.Status
+			t.Status, t.Assignee, t.UpdatedAt = StatusClaimed, me, now
+			return Event{At: now, AgentID: me, Action: "claimed", From: from, To: StatusClaimed, Assignee: me}, nil
+		})
+		if err == nil {
 			s.tell(ctx, me, t.Poster, "task claimed", t, nil)
+			return t, true, nil
 		}
-		return t, ok, nil
-	}
-	t, err := s.store.Mutate(ctx, id, func(t *Task, deps map[string]Status) (Event, error) {
-		if err := claimable(t, deps, me); err != nil {
-			return Event{}, err
+		holder, _ := core.AsError(err).Details["holder"].(string)
+		if round > 0 || holder == "" {
+			return Task{}, false, err
 		}
-		from := t.Status
-		t.Status, t.Assignee, t.UpdatedAt = StatusClaimed, me, now
-		return Event{At: now, AgentID: me, Action: "claimed", From: from, To: StatusClaimed, Assignee: me}, nil
-	})
-	if err != nil {
-		return Task{}, false, err
+		if ok, _ := s.live(ctx, holder); ok {
+			return Task{}, false, err
+		}
+		if _, err := s.releaseHolder(ctx, me, holder); err != nil {
+			return Task{}, false, err
+		}
 	}
-	s.tell(ctx, me, t.Poster, "task claimed", t, nil)
-	return t, true, nil
 }
 
 // claimable says why me may not claim t, or nil.
@@ -365,9 +389,11 @@ func (s *Service) Steal(ctx context.Context, id, reason string) (Task, error) {
 	if err != nil {
 		return Task{}, err
 	}
-	if !cur.Status.Held() || cur.Assignee == me {
-		return Task{}, core.NewError(CodeInvalidTransition, fmt.Sprintf("taskId: task %s is %s%s: there is nothing to steal; task_claim claims an open task",
-			id, cur.Status, map[bool]string{true: " by you", false: ""}[cur.Assignee == me && cur.Status.Held()]))
+	switch {
+	case !cur.Status.Held():
+		return Task{}, core.NewError(CodeInvalidTransition, fmt.Sprintf("taskId: task %s is %s, so nobody holds it: there is nothing to steal (task_claim claims an open task)", id, cur.Status))
+	case cur.Assignee == me:
+		return Task{}, core.NewError(CodeInvalidTransition, fmt.Sprintf("taskId: you already hold task %s", id))
 	}
 	if ok, st := s.live(ctx, cur.Assignee); ok {
 		return Task{}, core.NewError(CodeHolderLive, fmt.Sprintf("taskId: task %s is held by %s, which is %s: only a stale or offline holder's task can be stolen; ask %s to hand it off",

@@ -1,5 +1,8 @@
 // Package domaintools puts the domain services on an mcp.Server: the
 // memory_*, session_*, guard_* and trace_* tools over one SQLite store,
+// the coordination tools (file reservations, the task_* work queue,
+// coord_start and coord_finish; coordination.go, coordmacros.go), which
+// need ConnectMessaging for the caller's identity, presence and notices,
 // the workflow_* tools, the agent tools (agent_list, agent_get,
 // agent_run), and the audit sink that records every tools/call as a trace
 // event.
@@ -34,7 +37,9 @@
 //     sessions://active and sessions://id/{id}, policies:// and
 //     policies://id/{id}, and, with tracing on, traces://recent and
 //     traces://id/{traceId}, workflows:// (workflow_list) and
-//     workflows://id/{id} (workflow_describe). An unknown or invalid id
+//     workflows://id/{id} (workflow_describe), reservations://active
+//     (list_reservations), tasks://open (task_list) and tasks://id/{id}
+//     (task_get). An unknown or invalid id
 //     is NOT_FOUND (-32002).
 //     Template variables complete from live data (at most 100 values).
 //     The prompts search_memory {query} (with memory_search) and
