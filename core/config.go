@@ -40,7 +40,7 @@ type ServerConfig struct {
 	Mode              string `json:"mode" config:"enum=FULL|READONLY|MINIMAL|TEST" help:"Runtime mode: which tools are admitted (FULL, READONLY: read-only tools, MINIMAL: server_ping and health, TEST: FULL plus test fixtures)."`
 	ShutdownTimeoutMs int    `json:"shutdownTimeoutMs" help:"How long shutdown waits for in-flight handlers, in milliseconds."`
 	StartupTimeoutMs  int    `json:"startupTimeoutMs" help:"Startup must finish within this many milliseconds, or the process exits 75."`
-	Instructions      string `json:"instructions" help:"Instructions returned by initialize; empty means none."`
+	Instructions      string `json:"instructions" help:"Instructions returned by initialize; empty means the binary's default (who the model is, when to check its inbox, how to answer)."`
 	// Fixtures names extra fixture sets, registered in mode TEST only (see
 	// FixtureSets); Validate refuses a name that is not one.
 	Fixtures []string `json:"fixtures" help:"Extra fixture sets registered in mode TEST only (ignored in other modes): conformance (the tools, resources, prompts and completions the MCP conformance suite exercises). Empty means none."`

@@ -50,6 +50,21 @@
 // server did not make is -32602); changing it sends
 // notifications/tools/list_changed to every running session.
 //
+// # Tool profiles
+//
+// Each session sees a ToolSet: the tools its tools/list shows and its
+// tools/call finds. It is chosen by profile names (core.ToolProfiles, and
+// "full" for every tool), tool names and name prefixes ending in "*":
+// the server's tools.enabled when not empty, else tools.profile (default
+// full), unless the transport passes the session's own choice
+// (SessionOptions.Tools, parsed by Server.SessionToolSet, which refuses an
+// entry that matches no registered tool). A tool outside the session's
+// set is answered like one that does not exist (NOT_FOUND, saying it is
+// not among the session's tools); it is filtered before paging, so pages
+// stay full. InvokeTool (workflow steps, agents) is not filtered. A tool
+// with HideOutputSchema checks its results against its OutputSchema but
+// does not list it.
+//
 // # Tool calls
 //
 // tools/call runs an ordered pipeline: params shape (-32602), ids

@@ -17,9 +17,11 @@ func (sess *Session) listTools(ctx context.Context, req *jsonrpc.Request) (any, 
 	if err := decodeParams(req.Params, &p); err != nil {
 		return nil, err
 	}
-	tools, next, err := sess.srv.tools.pageOf(p.Cursor, sess.srv.cfg.Tools.PageSize, func(rt *registeredTool) bool {
-		return sess.tools.Allows(rt.def.Name)
-	})
+	var keep func(*registeredTool) bool // nil: every tool, no copy
+	if sess.tools != nil {
+		keep = func(rt *registeredTool) bool { return sess.tools.Allows(rt.def.Name) }
+	}
+	tools, next, err := sess.srv.tools.pageOf(p.Cursor, sess.srv.cfg.Tools.PageSize, keep)
 	if err != nil {
 		return nil, err
 	}

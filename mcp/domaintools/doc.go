@@ -69,6 +69,14 @@
 //     in-process agent or delegated over messaging is recorded as the step
 //     T/agentId of the agent_run call's trace T (a workflow run records
 //     its own steps).
+//   - DefaultInstructions is what the binary's initialize says when
+//     server.instructions is empty: who the model is (aacp.agentId, or how
+//     to register one), to check its inbox at the start and end of every
+//     task, and how to answer. Register adds the prompt check_inbox when
+//     aacp_receive is registered (register the messaging tools first).
+//   - Domain tools list their title, description, input schema and the
+//     annotations that differ from MCP's defaults; their result schemas
+//     check every result but are not listed (Tool).
 //   - Tracing (trace.enabled) is on by default: with it, the first
 //     tools/call creates the store.
 //   - memory://entries lists the newest entries first; memory_list pages

@@ -41,6 +41,12 @@
 //
 // # Sessions
 //
+// The request that opens a session (initialize, or a stateless request)
+// may choose the session's tools with the Mcp-Tools header or the tools
+// query parameter: profile names, tool names and prefixes ending in "*",
+// separated by commas (mcp.Server.SessionToolSet). An entry that matches
+// no tool is 400; without either, the server's tools.profile applies.
+//
 // A session id is 128 random bits from crypto/rand, as text. Each session
 // is one mcp.Session over its own jsonrpc.Stream with transport name
 // "http" and its own connectionCorrelationId. Its messages reach its

@@ -79,9 +79,16 @@ func run() int {
 	}
 	load := harness.LoadAverage()
 	start := time.Now()
+	work, err := os.MkdirTemp("", "mcprt-e2e-run-") // the server's data directory stays out of the caller's tree
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	defer os.RemoveAll(work)
 	res, err := harness.Run(context.Background(), harness.Command{
 		Name: "mcprt",
 		Path: path,
+		Dir:  work,
 		Env: []string{"MCPRT_SERVER_MODE=TEST", "MCPRT_LOGGING_LEVEL=" + *level,
 			"MCPRT_RESOURCES_MAX_CONCURRENT_EXECUTIONS=" + strconv.Itoa(*slots)},
 	}, harness.Options{

@@ -116,11 +116,15 @@ func run() int {
 		Sessions:         *sessions,
 		Timeout:          30 * time.Minute,
 	}
-	cmd := harness.HTTPCommand{Command: harness.Command{Name: "mcprt-http", Path: path, Args: []string{"--http"}, Env: env}}
+	work, err := os.MkdirTemp("", "mcprt-e2ehttp-run-") // the server's data directory stays out of the caller's tree
+	if err != nil {
+		return fail(err)
+	}
+	defer os.RemoveAll(work)
+	cmd := harness.HTTPCommand{Command: harness.Command{Name: "mcprt-http", Path: path, Args: []string{"--http"}, Env: env, Dir: work}}
 	load := harness.LoadAverage()
 	start := time.Now()
 	var res *harness.HTTPResult
-	var err error
 	if *profile == "" {
 		res, err = harness.RunHTTP(context.Background(), cmd, opts)
 	} else {
