@@ -4,10 +4,13 @@ package main
 // clients: bearer-token variables, Last-Event-ID, held connections.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -127,5 +130,65 @@ func TestHostileNetHeldConnections(t *testing.T) {
 	c := newNetClient(t, url, token)
 	if out := c.call(`{"jsonrpc":"2.0","id":1,"method":"ping"}`); !strings.Contains(out, `"result"`) {
 		t.Fatalf("the authorised client's ping: %s", out)
+	}
+}
+
+// slPost posts one stateless (2026-07-28) request; ctx keeps a listen
+// open until cancelled.
+func slPost(t *testing.T, ctx context.Context, url, id, method, members string) *http.Response {
+	t.Helper()
+	if members != "" {
+		members += ","
+	}
+	body := `{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":{` + members + slMeta(`{}`) + `}}`
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", statelessRevision)
+	resp, err := (&http.Client{Timeout: 0}).Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", method, err)
+	}
+	return resp
+}
+
+// TestHostileNetListensHaveTheirOwnBound: open subscriptions/listen
+// requests beyond transport.http.maxSessions do not take the stateless
+// request slots (other requests still run), and they are bounded per
+// client by transport.http.maxListensPerClient.
+func TestHostileNetListensHaveTheirOwnBound(t *testing.T) {
+	t.Parallel()
+	_, url := startNetServer(t, 0, "MCPRT_TRANSPORT_HTTP_MAX_SESSIONS=3", "MCPRT_TRANSPORT_HTTP_MAX_LISTENS_PER_CLIENT=6")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for i := range 6 {
+		resp := slPost(t, ctx, url, `"L`+strconv.Itoa(i)+`"`, "subscriptions/listen", `"notifications":{"toolsListChanged":true}`)
+		if resp.StatusCode != http.StatusOK {
+			b, _ := io.ReadAll(resp.Body)
+			t.Fatalf("listen %d: %d %s", i, resp.StatusCode, b)
+		}
+		r := &sseReader{events: make(chan sseEvent, 16)}
+		go r.read(resp.Body)
+		if ev := r.next(t, netWait, "the listen's acknowledgement"); !strings.Contains(ev.data, "acknowledged") {
+			t.Fatalf("listen %d: first event %+v", i, ev)
+		}
+	}
+	// Six open listens, three request slots: requests still run.
+	for i := range 4 {
+		resp := slPost(t, context.Background(), url, strconv.Itoa(i), "tools/list", "")
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"tools"`) {
+			t.Fatalf("tools/list beside six listens: %d %s", resp.StatusCode, clip(string(b)))
+		}
+	}
+	resp := slPost(t, context.Background(), url, `"L7"`, "subscriptions/listen", `"notifications":{"toolsListChanged":true}`)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), "maxListensPerClient") {
+		t.Fatalf("a seventh listen of one client: %d %s; want 503 naming maxListensPerClient", resp.StatusCode, b)
 	}
 }

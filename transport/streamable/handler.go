@@ -74,6 +74,8 @@ type Handler struct {
 	drainOnce    sync.Once
 	// statelessSlots bounds the stateless requests running at once.
 	statelessSlots *core.Slots
+	// listens bounds the open subscriptions/listen requests (listens.go).
+	listens *listenBounds
 
 	mu       sync.Mutex
 	sessions map[string]*session // by Mcp-Session-Id; guarded by mu
@@ -144,6 +146,7 @@ func NewHandler(srv *mcp.Server, cfg Config, opts Options) (*Handler, error) {
 	}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.statelessSlots = core.NewSlots(cfg.MaxSessions)
+	h.listens = newListenBounds(cfg.MaxListens, cfg.MaxListensPerClient)
 	return h, nil
 }
 
