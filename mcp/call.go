@@ -124,7 +124,7 @@ type toolCall struct {
 
 	timeoutSent   bool // TIMEOUT was sent; written by deadline before deadlineDone closes
 	finalRecorded atomic.Bool
-	slotHeld      bool
+	slotHeld      atomic.Bool // the call holds an execution slot (see WaitWithoutSlot)
 	lockHeld      bool
 }
 
@@ -210,7 +210,7 @@ func (sess *Session) handleCall(ctx context.Context, req *jsonrpc.Request) (any,
 				"all %d concurrency slots are busy (resources.maxConcurrentExecutions); retry with exponential backoff and jitter",
 				s.slots.Max())).WithDetail("maxConcurrentExecutions", s.slots.Max()), false)
 		}
-		c.slotHeld = true
+		c.slotHeld.Store(true)
 	}
 	// Step 7: input validation with the precompiled validator.
 	if problems := c.rt.validateArgs(args, c.payload); len(problems) > 0 {
@@ -535,8 +535,7 @@ func (c *toolCall) release() {
 		c.lockHeld = false
 		<-c.rt.lock
 	}
-	if c.slotHeld {
-		c.slotHeld = false
+	if c.slotHeld.CompareAndSwap(true, false) {
 		c.sess.srv.slots.Release()
 	}
 }

@@ -86,6 +86,12 @@
 // completion record to the log (two for a timeout: timeout, then
 // late_completed) whose outcome says what the client saw.
 //
+// A handler that waits (a long poll) wraps the wait in WaitWithoutSlot:
+// the call's slot is given back while it waits and taken again after, so
+// waiting calls never keep other calls, of the same client or another,
+// from running (if no slot is free when the wait ends, the call finishes
+// its short remaining work without one).
+//
 // # Resources
 //
 // AddResource registers a resource with a fixed, absolute URI;

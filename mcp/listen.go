@@ -203,3 +203,30 @@ func (sess *Session) listen(ctx context.Context, req *jsonrpc.Request) (any, err
 		return nil, jsonrpc.ErrNoResponse
 	}
 }
+
+// SubscribedAny reports whether a session subscribes (with
+// resources/subscribe, or on a subscriptions/listen stream) to a URI for
+// which match is true. It resolves nothing and stops at the first match,
+// so it is cheap enough to ask on every poll even with many listens of
+// 1,000 URIs each (Subscriptions resolves every URI).
+func (s *Server) SubscribedAny(match func(uri string) bool) bool {
+	rs := s.resources
+	rs.subs.mu.Lock()
+	for _, set := range rs.subs.bySession {
+		for uri := range set {
+			if match(uri) {
+				rs.subs.mu.Unlock()
+				return true
+			}
+		}
+	}
+	rs.subs.mu.Unlock()
+	s.listeners.mu.Lock()
+	defer s.listeners.mu.Unlock()
+	for x := range s.listeners.set {
+		if slices.ContainsFunc(x.filter.ResourceSubscriptions, match) {
+			return true
+		}
+	}
+	return false
+}

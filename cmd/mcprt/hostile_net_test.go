@@ -4,10 +4,15 @@ package main
 // clients: bearer-token variables, Last-Event-ID, held connections.
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -127,5 +132,117 @@ func TestHostileNetHeldConnections(t *testing.T) {
 	c := newNetClient(t, url, token)
 	if out := c.call(`{"jsonrpc":"2.0","id":1,"method":"ping"}`); !strings.Contains(out, `"result"`) {
 		t.Fatalf("the authorised client's ping: %s", out)
+	}
+}
+
+// slPost posts one stateless (2026-07-28) request; ctx keeps a listen
+// open until cancelled.
+func slPost(t *testing.T, ctx context.Context, url, id, method, members string) *http.Response {
+	t.Helper()
+	if members != "" {
+		members += ","
+	}
+	body := `{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":{` + members + slMeta(`{}`) + `}}`
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", statelessRevision)
+	resp, err := (&http.Client{Timeout: 0}).Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", method, err)
+	}
+	return resp
+}
+
+// TestHostileNetListensHaveTheirOwnBound: open subscriptions/listen
+// requests beyond transport.http.maxSessions do not take the stateless
+// request slots (other requests still run), and they are bounded per
+// client by transport.http.maxListensPerClient.
+func TestHostileNetListensHaveTheirOwnBound(t *testing.T) {
+	t.Parallel()
+	_, url := startNetServer(t, 0, "MCPRT_TRANSPORT_HTTP_MAX_SESSIONS=3", "MCPRT_TRANSPORT_HTTP_MAX_LISTENS_PER_CLIENT=6")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for i := range 6 {
+		resp := slPost(t, ctx, url, `"L`+strconv.Itoa(i)+`"`, "subscriptions/listen", `"notifications":{"toolsListChanged":true}`)
+		if resp.StatusCode != http.StatusOK {
+			b, _ := io.ReadAll(resp.Body)
+			t.Fatalf("listen %d: %d %s", i, resp.StatusCode, b)
+		}
+		r := &sseReader{events: make(chan sseEvent, 16)}
+		go r.read(resp.Body)
+		if ev := r.next(t, netWait, "the listen's acknowledgement"); !strings.Contains(ev.data, "acknowledged") {
+			t.Fatalf("listen %d: first event %+v", i, ev)
+		}
+	}
+	// Six open listens, three request slots: requests still run.
+	for i := range 4 {
+		resp := slPost(t, context.Background(), url, strconv.Itoa(i), "tools/list", "")
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"tools"`) {
+			t.Fatalf("tools/list beside six listens: %d %s", resp.StatusCode, clip(string(b)))
+		}
+	}
+	resp := slPost(t, context.Background(), url, `"L7"`, "subscriptions/listen", `"notifications":{"toolsListChanged":true}`)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), "maxListensPerClient") {
+		t.Fatalf("a seventh listen of one client: %d %s; want 503 naming maxListensPerClient", resp.StatusCode, b)
+	}
+}
+
+// procCPUSeconds is the CPU time (user and system) process pid has used,
+// from /proc/PID/stat.
+func procCPUSeconds(t *testing.T, pid int) float64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatalf("reading the server's stat: %v", err)
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	utime, err1 := strconv.Atoi(f[11])
+	stime, err2 := strconv.Atoi(f[12])
+	if err1 != nil || err2 != nil {
+		t.Fatalf("cannot parse the server's stat: %s", b)
+	}
+	return float64(utime+stime) / 100
+}
+
+// TestHostileNetIdleListensCostNothing: five listens of 1,000 domain
+// resources each, with the store polled every 50 ms, leave the server
+// idle: it does not resolve every URI on every poll.
+func TestHostileNetIdleListensCostNothing(t *testing.T) {
+	t.Parallel()
+	p, url := startNetServer(t, 0, "MCPRT_STORE_WATCH_INTERVAL_MS=50")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for l := range 5 {
+		uris := make([]string, 1000)
+		for i := range uris {
+			uris[i] = fmt.Sprintf(`"memory://entries/ns%d/key%d"`, l, i)
+		}
+		resp := slPost(t, ctx, url, `"L`+strconv.Itoa(l)+`"`, "subscriptions/listen",
+			`"notifications":{"resourceSubscriptions":[`+strings.Join(uris, ",")+`]}`)
+		if resp.StatusCode != http.StatusOK {
+			b, _ := io.ReadAll(resp.Body)
+			t.Fatalf("listen %d: %d %s", l, resp.StatusCode, clip(string(b)))
+		}
+		r := &sseReader{events: make(chan sseEvent, 16)}
+		go r.read(resp.Body)
+		if ev := r.next(t, netWait, "the listen's acknowledgement"); !strings.Contains(ev.data, "acknowledged") {
+			t.Fatalf("listen %d: first event %+v", l, clip(ev.data))
+		}
+	}
+	// A measurement window, not a synchronisation: the server is idle.
+	before := procCPUSeconds(t, p.Pid())
+	<-time.After(2 * time.Second)
+	used := procCPUSeconds(t, p.Pid()) - before
+	t.Logf("five idle listens of 1,000 URIs: %.2f s of CPU in 2 s", used)
+	if used > 0.2 {
+		t.Fatalf("five idle listens of 1,000 URIs used %.2f s of CPU in 2 s; idle listens must cost next to nothing", used)
 	}
 }

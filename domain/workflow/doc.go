@@ -22,7 +22,12 @@
 // (MaxNesting, WORKFLOW_NESTING_TOO_DEEP), the status (inactive ones do
 // not run: WORKFLOW_VALIDATION_ERROR), the input against the inputSchema
 // (INVALID_ARGUMENT) and that every tool a step calls is registered
-// (WORKFLOW_VALIDATION_ERROR). Then the steps run in order. A step's input
+// (WORKFLOW_VALIDATION_ERROR), and it reserves all its steps from the
+// budget it shares with the runs nested in it (MaxRunSteps; a run that
+// cannot is refused with RESOURCE_EXHAUSTED and runs nothing). Each step's
+// output is counted against the same budget's MaxRunOutputBytes as it
+// arrives; passing it fails that step with RESOURCE_EXHAUSTED naming the
+// limit. Then the steps run in order. A step's input
 // is rendered (a bad reference fails the step with
 // WORKFLOW_TEMPLATE_ERROR, never retried), then it is attempted up to
 // 1+retries times; each attempt has its own timeout (TIMEOUT), and before

@@ -269,6 +269,10 @@ func (e *Engine) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 	if err := e.admit(ctx, d, req.Input); err != nil {
 		return nil, err
 	}
+	ctx, budget := budgetFor(ctx)
+	if err := budget.reserve(d); err != nil {
+		return nil, err
+	}
 	start := e.clock.Now()
 	res := &RunResult{RunID: e.ids.NewID(), WorkflowID: d.ID, CorrelationID: req.CorrelationID, StepsCompleted: []string{},
 		Steps: make([]StepResult, len(d.Steps))}
@@ -298,6 +302,14 @@ func (e *Engine) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 		}
 		out, serr := e.runStep(runCtx, res, s, sc, sr)
 		if serr == nil {
+			if err := budget.keep(d, s, out); err != nil {
+				ce := core.AsError(err)
+				sr.Status, sr.Output = StepFailed, nil
+				sr.Error = &RunError{Code: string(ce.Code), Message: ce.Message}
+				sc.failed[s.ID] = true
+				runErr = ce.WithDetail("step", s.ID)
+				continue
+			}
 			sc.outputs[s.ID], last = out, out
 			res.StepsCompleted = append(res.StepsCompleted, s.ID)
 			continue

@@ -121,7 +121,13 @@ func (s *Service) receiveTool(ctx context.Context, _ *mcp.CallToolRequest, in re
 		room := time.Until(dl) - deadlineMargin
 		in.WaitMs = max(0, min(in.WaitMs, room.Milliseconds()))
 	}
-	return b.Receive(ctx, id, broker.ReceiveInput{WaitMs: in.WaitMs, Max: in.Max, MessageTypes: in.MessageTypes})
+	var out broker.ReceiveOutput
+	// A long poll holds no execution slot while it waits (mcp.WaitWithoutSlot).
+	err = mcp.WaitWithoutSlot(ctx, func(ctx context.Context) (err error) {
+		out, err = b.Receive(ctx, id, broker.ReceiveInput{WaitMs: in.WaitMs, Max: in.Max, MessageTypes: in.MessageTypes})
+		return err
+	})
+	return out, err
 }
 
 func (s *Service) ackTool(ctx context.Context, _ *mcp.CallToolRequest, in ackArgs) (broker.AnswerOutput, error) {

@@ -83,8 +83,10 @@ func (u *updates) subscribed() []mcp.Subscription {
 	return out
 }
 
-// active reports whether a session subscribes to a domain resource.
-func (u *updates) active() bool { return len(u.subscribed()) > 0 }
+// active reports whether a session subscribes to a domain resource. It is
+// asked on every poll, so it resolves nothing (mcp.Server.SubscribedAny):
+// idle listens of many URIs cost next to nothing.
+func (u *updates) active() bool { return u.srv.SubscribedAny(isDomainURI) }
 
 // changes notifies the subscribers of every URI that cs (or a gap: all of
 // them) touches, each URI once.

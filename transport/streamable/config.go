@@ -49,6 +49,8 @@ type Config struct {
 	// MaxConnections and MaxConnectionsPerClient bound the open
 	// connections (conns.go); keep them below the descriptor limit.
 	MaxConnections          int `json:"maxConnections" config:"max=1000000" help:"Most open connections; beyond it the oldest connection serving no request (sending its headers, or idle) is closed to make room, or, when every one is serving a request, the new one gets 503 and is closed. Keep it well below the process's descriptor limit (ulimit -n)."`
+	MaxListens              int `json:"maxListens" config:"max=1000000" help:"Most open subscriptions/listen requests (stateless revision) at once; they have their own bound, apart from the maxSessions stateless requests, so open listens never keep other requests out. One beyond it gets 503."`
+	MaxListensPerClient     int `json:"maxListensPerClient" config:"max=1000000" help:"Most open subscriptions/listen requests from one client address (IP); one beyond it gets 503."`
 	MaxConnectionsPerClient int `json:"maxConnectionsPerClient" config:"max=1000000" help:"Most open connections from one client address (IP), with the same rule as maxConnections. Clients on one machine share 127.0.0.1."`
 }
 
@@ -66,6 +68,8 @@ func DefaultConfig() Config {
 		IdleTimeoutMs:           120000,
 		MaxConnections:          512,
 		MaxConnectionsPerClient: 256,
+		MaxListens:              200,
+		MaxListensPerClient:     50,
 	}
 }
 

@@ -58,8 +58,8 @@ func TestLoadConfigRefusesBadValues(t *testing.T) {
 
 func TestConfigKeysDocumentEveryKey(t *testing.T) {
 	keys := ConfigKeys()
-	if len(keys) != 14 {
-		t.Fatalf("%d keys, want 14", len(keys))
+	if len(keys) != 16 {
+		t.Fatalf("%d keys, want 16", len(keys))
 	}
 	for _, k := range keys {
 		if k.Meaning == "" || k.Env != core.EnvName(k.Path) {

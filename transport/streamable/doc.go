@@ -106,6 +106,21 @@
 // open. Serving a non-loopback address without a token logs a warning.
 // Allowed origins get CORS headers, and OPTIONS preflights are answered.
 //
+// # Connections and listens
+//
+// Serve bounds the open connections (maxConnections, and
+// maxConnectionsPerClient per remote IP): a connection over a bound closes
+// the oldest connection that serves no request (one sending its headers,
+// or idle) to make room, and is refused with 503 only when every counted
+// connection is serving a request (conns.go). Every answer given before a
+// request's body was read whole carries Connection: close, and the server
+// never waits to discard such a body, so a client that promises a body
+// and never sends it holds nothing. A bearer-token variable whose value
+// has white space around it stops NewHandler (no header could carry it).
+// A subscriptions/listen request of the stateless revision takes no
+// stateless request slot (maxSessions); listens are bounded apart, by
+// maxListens and maxListensPerClient (listens.go).
+//
 // # Shutdown
 //
 // When Serve's context ends, new sessions and messages get 503 and GET

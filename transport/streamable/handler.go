@@ -80,6 +80,8 @@ type Handler struct {
 	drainOnce    sync.Once
 	// statelessSlots bounds the stateless requests running at once.
 	statelessSlots *core.Slots
+	// listens bounds the open subscriptions/listen requests (listens.go).
+	listens *listenBounds
 
 	mounts []mount // extra handlers beside the endpoint (Mount); set before Serve
 
@@ -152,6 +154,7 @@ func NewHandler(srv *mcp.Server, cfg Config, opts Options) (*Handler, error) {
 	}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.statelessSlots = core.NewSlots(cfg.MaxSessions)
+	h.listens = newListenBounds(cfg.MaxListens, cfg.MaxListensPerClient)
 	return h, nil
 }
 

@@ -145,18 +145,30 @@ func (h *Handler) postStateless(w http.ResponseWriter, r *http.Request, cred int
 	if !h.checkHeaders(w, r, req) {
 		return
 	}
+	slot := h.statelessSlots
+	if req.Method == mcp.MethodSubscriptionsListen {
+		client := remoteIP(r)
+		if why := h.listens.acquire(client); why != "" {
+			h.failID(w, nil, http.StatusServiceUnavailable, core.CodeResourceExhausted, &req.ID, codeUnavailable, why)
+			return
+		}
+		defer h.listens.release(client)
+		slot = nil // a listen takes no request slot
+	}
 	tools, ok := h.sessionTools(w, r)
 	if !ok {
 		return
 	}
-	s, status, why := h.newStatelessSession(cred, tools)
+	s, status, why := h.newStatelessSession(cred, slot, tools)
 	if s == nil {
 		h.failID(w, nil, status, core.CodeResourceExhausted, &req.ID, codeUnavailable, why)
 		return
 	}
 	defer func() {
 		s.closeFor(endClosed)
-		h.statelessSlots.Release()
+		if slot != nil {
+			slot.Release()
+		}
 	}()
 	s.begin()
 	defer s.end()
@@ -165,14 +177,15 @@ func (h *Handler) postStateless(w http.ResponseWriter, r *http.Request, cred int
 
 // newStatelessSession opens the one-request connection of a stateless
 // request, or reports why it cannot: at most transport.http.maxSessions
-// stateless requests run at once.
-func (h *Handler) newStatelessSession(cred int, tools *mcp.ToolSet) (*session, int, string) {
+// stateless requests run at once (slot; nil for a listen, which is
+// bounded by listens instead).
+func (h *Handler) newStatelessSession(cred int, slot *core.Slots, tools *mcp.ToolSet) (*session, int, string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.draining {
 		return nil, http.StatusServiceUnavailable, "the server is shutting down; try again later"
 	}
-	if !h.statelessSlots.TryAcquire() {
+	if slot != nil && !slot.TryAcquire() {
 		return nil, http.StatusServiceUnavailable, "too many stateless requests in flight: the server runs " +
 			strconv.Itoa(h.cfg.MaxSessions) + " at once (transport.http.maxSessions); retry later"
 	}

@@ -155,7 +155,7 @@ func TestStatelessBesideSession(t *testing.T) {
 }
 
 func TestStatelessListenOverSSE(t *testing.T) {
-	f := newFixture(t, fixtureOpts{http: func(c *Config) { c.MaxSessions = 1 }})
+	f := newFixture(t, fixtureOpts{http: func(c *Config) { c.MaxSessions = 1; c.MaxListens = 1 }})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	resp := f.send(f.request(ctx, http.MethodPost, slBody(`"L"`, "subscriptions/listen", `"notifications":{"toolsListChanged":true}`),
@@ -172,19 +172,21 @@ func TestStatelessListenOverSSE(t *testing.T) {
 	if ev.Method != "notifications/tools/list_changed" || !strings.Contains(string(ev.Params), `"io.modelcontextprotocol/subscriptionId":"L"`) {
 		t.Fatalf("event after AddTool: %+v (%s)", ev, ev.Params)
 	}
-	// While it is open it holds the one stateless slot.
-	m := jsonAnswer(t, f.slPost(slBody(`2`, "tools/list", "")), http.StatusServiceUnavailable)
-	if m.Error == nil || m.Error.Code != codeUnavailable || !strings.Contains(m.Error.Message, "maxSessions") {
+	// While it is open it holds no stateless request slot: other requests
+	// run; a second listen is over transport.http.maxListens.
+	resultMap(t, jsonAnswer(t, f.slPost(slBody(`2`, "tools/list", "")), http.StatusOK))
+	m := jsonAnswer(t, f.slPost(slBody(`"L2"`, "subscriptions/listen", `"notifications":{"toolsListChanged":true}`)), http.StatusServiceUnavailable)
+	if m.Error == nil || m.Error.Code != codeUnavailable || !strings.Contains(m.Error.Message, "maxListens") {
 		t.Fatalf("503 body %+v", m.Error)
 	}
 	cancel()
-	// The stream ends on the server too: its slot comes free.
+	// The stream ends on the server too: its listen bound comes free.
 	deadline := time.Now().Add(10 * time.Second)
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
-	for f.h.statelessSlots.InUse() != 0 {
+	for f.h.listens.count() != 0 || f.h.statelessSlots.InUse() != 0 {
 		if time.Now().After(deadline) {
-			t.Fatal("the listen request still holds its slot 10s after the client cancelled it")
+			t.Fatal("the listen request is still counted 10s after the client cancelled it")
 		}
 		<-tick.C
 	}
