@@ -118,6 +118,7 @@ var migrations = []migration{
 	}, nil},
 	{5, "a feed of changes: one row per write, written by triggers in the write's transaction", changeFeedSchema, nil},
 	{6, "an index of trace batches by trace id and session id", traceIndexSchema, backfillTraceIndex},
+	{7, "an index of agent messages: threads, states and full-text search, derived from the journal", messageIndexSchema, nil},
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -35,6 +35,7 @@ Usage:
   mcprt aacp [flags] inbox AGENT               messages AGENT has not finished (not processed, not rejected)
   mcprt aacp [flags] dead-letters              sends that failed for good and were not requeued
   mcprt aacp [flags] requeue MESSAGE_ID        send a dead letter again (its sender must not be running)
+  mcprt aacp [flags] reindex                   rebuild the message index (search, threads) from the journal
 
 Flags (before or after the command):
   --data-dir DIR   the data directory (default: aacp.dataDir from --config,
@@ -89,13 +90,13 @@ func runAACP(args []string, stdout, stderr io.Writer, environ []string) int {
 		return exitOK
 	}
 	if len(pos) == 0 {
-		return fail(exitUsage, errors.New("no command given; want agents, channel, inbox, dead-letters or requeue"))
+		return fail(exitUsage, errors.New("no command given; want agents, channel, inbox, dead-letters, requeue or reindex"))
 	}
-	want := map[string]int{"agents": 0, "channel": 2, "inbox": 1, "dead-letters": 0, "requeue": 1}
+	want := map[string]int{"agents": 0, "channel": 2, "inbox": 1, "dead-letters": 0, "requeue": 1, "reindex": 0}
 	n, known := want[pos[0]]
 	switch {
 	case !known:
-		return fail(exitUsage, fmt.Errorf("unknown command %q; want agents, channel, inbox, dead-letters or requeue", pos[0]))
+		return fail(exitUsage, fmt.Errorf("unknown command %q; want agents, channel, inbox, dead-letters, requeue or reindex", pos[0]))
 	case len(pos)-1 != n:
 		return fail(exitUsage, fmt.Errorf("%s takes %d argument(s), got %d: %q", pos[0], n, len(pos)-1, pos[1:]))
 	}
@@ -142,6 +143,15 @@ func runAACP(args []string, stdout, stderr io.Writer, environ []string) int {
 		err = c.deadLetters(ctx)
 	case "requeue":
 		err = c.requeue(ctx, pos[1])
+	case "reindex":
+		var n int
+		if n, err = aacptools.Reindex(ctx, cfg.AACP.DataDir); err == nil {
+			if c.json {
+				err = c.emit(map[string]int{"indexed": n}, nil, nil)
+			} else {
+				_, err = fmt.Fprintf(stdout, "reindexed: %d envelope(s) read from the journal\n", n)
+			}
+		}
 	}
 	if cerr := store.Close(); err == nil && cerr != nil {
 		err = cerr
