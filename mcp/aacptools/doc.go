@@ -7,7 +7,7 @@
 //	svc, err := aacptools.New(aacptools.Options{Config: cfg.AACP, Logger: logger})
 //	if err != nil { ... }          // a *core.ConfigError naming the key
 //	defer svc.Close()
-//	err = svc.Register(srv)        // the eleven aacp_* tools and aacp://inbox/{agentId}
+//	err = svc.Register(srv)        // the fourteen aacp_* tools and aacp://inbox/{agentId}
 //
 // # Identity: one agent per session
 //
@@ -78,6 +78,16 @@
 //	aacp_status         {agentId?, messageId | requestId}        read-only
 //	aacp_dead_letters   {agentId?, limit?}                       read-only
 //	aacp_requeue        {agentId?, messageId}
+//	aacp_reply          {agentId?, messageId, text | payload, messageType?, subject?}
+//	aacp_thread         {threadId, limit?}                       read-only
+//	aacp_search         {query, agentId?, threadId?, messageType?, since?, limit?}   read-only
+//
+// aacp_send also takes subject? (kept as payload.subject) and threadId?
+// (the correlation id). Threads and search read the message index
+// (store.MessageIndex in <aacp.dataDir>/store): the broker's OnAppend
+// hook indexes every envelope this process appends before the call
+// returns; the first use in a process catches the index up with the
+// journal (CatchUp), and Reindex (`mcprt aacp reindex`) rebuilds it.
 //
 // Their results are the broker's outputs (see broker's types); the tools
 // whose results carry envelopes (receive, peek, status, dead letters)
