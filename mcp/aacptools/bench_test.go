@@ -27,10 +27,10 @@ func BenchmarkSendIndexed(b *testing.B) {
 				if indexed {
 					m := &msgIndex{dataDir: dir}
 					defer m.close()
-					opts.OnAppend = func(envs []*envelope.Envelope) {
-						if err := m.add(ctx, envs); err != nil {
-							b.Error(err)
-						}
+					m.log = func(err error) { b.Error(err) }
+					opts.OnAppend = m.add
+					if _, err := m.get(ctx); err != nil {
+						b.Fatal(err)
 					}
 				}
 				br, err := broker.Open(opts)

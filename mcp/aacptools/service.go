@@ -116,11 +116,10 @@ func New(opts Options) (*Service, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	s.bopts.OnAppend = func(envs []*envelope.Envelope) {
-		if err := s.index.add(context.Background(), envs); err != nil {
-			s.log.Warn("aacp: indexing messages failed; the next catch-up adds them", "err", err)
-		}
+	s.index.log = func(err error) {
+		s.log.Warn("aacp: indexing messages failed; the next catch-up adds them", "err", err)
 	}
+	s.bopts.OnAppend = s.index.add
 	return s, nil
 }
 

@@ -65,7 +65,7 @@ func (s *Service) replyTool(ctx context.Context, _ *mcp.CallToolRequest, in repl
 	if err != nil {
 		return broker.SendOutput{}, err
 	}
-	x, err := s.index.get(ctx)
+	x, err := s.freshIndex(ctx)
 	if err != nil {
 		return broker.SendOutput{}, err
 	}
@@ -118,7 +118,7 @@ func (s *Service) threadTool(ctx context.Context, _ *mcp.CallToolRequest, in thr
 	if err != nil {
 		return ThreadOutput{}, err
 	}
-	x, err := s.index.get(ctx)
+	x, err := s.freshIndex(ctx)
 	if err != nil {
 		return ThreadOutput{}, err
 	}
@@ -142,7 +142,7 @@ func (s *Service) searchTool(ctx context.Context, _ *mcp.CallToolRequest, in sea
 			return SearchOutput{}, envelope.Errorf(envelope.CodeSchema, "since %q is not an RFC 3339 time; want e.g. 2026-01-02T15:04:05Z", in.Since).WithDetail("path", "/since")
 		}
 	}
-	x, err := s.index.get(ctx)
+	x, err := s.freshIndex(ctx)
 	if err != nil {
 		return SearchOutput{}, err
 	}
@@ -159,4 +159,16 @@ func bounded(name string, v, def, max int) (int, error) {
 		return 0, envelope.Errorf(envelope.CodeSchema, "%s is %d; want 1 to %d (0 means %d)", name, v, max, def).WithDetail("path", "/"+name)
 	}
 	return v, nil
+}
+
+// freshIndex returns the message index holding everything the journal
+// holds now (see msgIndex.fresh).
+func (s *Service) freshIndex(ctx context.Context) (*store.MessageIndex, error) {
+	b, err := s.broker()
+	if err != nil {
+		return nil, err
+	}
+	return s.index.fresh(ctx, func(sender, receiver string) (uint64, error) {
+		return b.Store().LastSequence(ctx, sender, receiver)
+	})
 }
