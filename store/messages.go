@@ -39,6 +39,7 @@ var messageIndexSchema = []string{
 	`CREATE INDEX aacp_messages_thread ON aacp_messages (thread_id, sent_at, id)`,
 	`CREATE INDEX aacp_messages_receiver ON aacp_messages (receiver, state)`,
 	`CREATE INDEX aacp_messages_sender ON aacp_messages (sender, state)`,
+	`CREATE INDEX aacp_messages_request ON aacp_messages (request_id, receiver)`,
 	`CREATE VIRTUAL TABLE aacp_messages_fts USING fts5(subject, body, tokenize = 'unicode61 remove_diacritics 0')`,
 	`CREATE TABLE aacp_index_channels (
 		channel TEXT    PRIMARY KEY, -- sender_to_receiver
@@ -343,6 +344,59 @@ func (x *MessageIndex) Search(ctx context.Context, q MessageQuery) (out []Messag
 			out = append(out, h)
 		}
 		return storeError2(ctx, "searching messages", rows.Err())
+	})
+	return out, err
+}
+
+// Inbox views of the message index (InboxView).
+const (
+	ViewUnread           = "unread"             // sent to the agent, not taken yet
+	ViewAwaitingMyAck    = "awaiting_my_ack"    // taken (or receipt confirmed), not processed or rejected
+	ViewAwaitingTheirAck = "awaiting_their_ack" // sent by the agent, not processed or rejected yet
+	ViewOverdue          = "overdue"            // either way, past its ttl without being processed or rejected
+)
+
+// InboxView lists, newest first, the latest transmission of each request
+// in view for agentID, at most limit; now decides what is overdue.
+func (x *MessageIndex) InboxView(ctx context.Context, agentID, view string, now time.Time, limit int) (out []IndexedMessage, err error) {
+	var where string
+	args := []any{agentID}
+	switch view {
+	case ViewUnread:
+		where = `m.receiver = ? AND m.state = 'sent' AND (m.expires_at = 0 OR m.expires_at > ?)`
+		args = append(args, now.UnixNano())
+	case ViewAwaitingMyAck:
+		where = `m.receiver = ? AND m.state IN ('taken', 'received', 'queued') AND (m.expires_at = 0 OR m.expires_at > ?)`
+		args = append(args, now.UnixNano())
+	case ViewAwaitingTheirAck:
+		where = `m.sender = ? AND m.state IN ('sent', 'taken', 'received', 'queued') AND (m.expires_at = 0 OR m.expires_at > ?)`
+		args = append(args, now.UnixNano())
+	case ViewOverdue:
+		where = `(m.sender = ? OR m.receiver = ?) AND m.state NOT IN ('processed', 'nacked') AND m.expires_at <> 0 AND m.expires_at <= ?`
+		args = append(args, agentID, now.UnixNano())
+	default:
+		return nil, core.Errorf(core.CodeInvalidArgument, "view %q is unknown; want %s, %s, %s or %s", view, ViewUnread, ViewAwaitingMyAck, ViewAwaitingTheirAck, ViewOverdue)
+	}
+	// The latest transmission of each request (a retry has a higher id).
+	query := `SELECT ` + msgColumns + ` FROM aacp_messages m
+		WHERE ` + where + ` AND m.id = (SELECT max(l.id) FROM aacp_messages l WHERE l.request_id = m.request_id AND l.receiver = m.receiver)
+		ORDER BY m.sent_at DESC, m.id DESC LIMIT ?`
+	args = append(args, limit)
+	err = x.db.read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, query, args...)
+		if err != nil {
+			return storeError(ctx, "reading the "+view+" view", err)
+		}
+		defer rows.Close()
+		out = []IndexedMessage{}
+		for rows.Next() {
+			m, err := scanMessage(rows)
+			if err != nil {
+				return storeError(ctx, "reading the "+view+" view", err)
+			}
+			out = append(out, m)
+		}
+		return storeError2(ctx, "reading the "+view+" view", rows.Err())
 	})
 	return out, err
 }

@@ -33,7 +33,18 @@ func TestAACPThreadsAndSearch(t *testing.T) {
 	}
 	b.fails(t, "aacp_search", `{"query":"  "}`, "INVALID_ARGUMENT")
 
+	view := func(p *aproc, v string) []any {
+		t.Helper()
+		return p.ok(t, "aacp_view", `{"view":"`+v+`"}`)["messages"].([]any)
+	}
+	if u, w := view(b, "unread"), view(a, "awaiting_their_ack"); len(u) != 1 || len(w) != 1 || astr(u[0], "messageId") != astr(sent, "messageId") {
+		t.Fatalf("before taking: beta unread %v, alpha awaiting their ack %v", u, w)
+	}
 	m := b.receiveOne(t)
+	if u, w := view(b, "unread"), view(b, "awaiting_my_ack"); len(u) != 0 || len(w) != 1 {
+		t.Fatalf("after taking: beta unread %v, awaiting my ack %v", u, w)
+	}
+	b.fails(t, "aacp_view", `{"view":"everything"}`, "INVALID_ARGUMENT")
 	reply := b.ok(t, "aacp_reply", `{"messageId":`+jsonString(astr(m, "messageId"))+`,"text":"fixed in abc123"}`)
 	if astr(reply, "deliveries") == "" && len(reply["deliveries"].([]any)) != 1 {
 		t.Fatalf("reply %v", reply)

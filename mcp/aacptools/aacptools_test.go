@@ -160,7 +160,7 @@ func untyped(t *testing.T, tool, path string, schema any) {
 }
 
 func TestToolsListedWithTruthfulAnnotations(t *testing.T) {
-	readOnly := []string{"aacp_agents", "aacp_dead_letters", "aacp_peek", "aacp_search", "aacp_status", "aacp_thread"}
+	readOnly := []string{"aacp_agents", "aacp_dead_letters", "aacp_peek", "aacp_search", "aacp_status", "aacp_thread", "aacp_view"}
 	writing := []string{"aacp_ack", "aacp_heartbeat", "aacp_nack", "aacp_receive", "aacp_register_agent", "aacp_reply", "aacp_requeue", "aacp_send"}
 	for _, tc := range []struct {
 		mode string

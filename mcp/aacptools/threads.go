@@ -172,3 +172,30 @@ func (s *Service) freshIndex(ctx context.Context) (*store.MessageIndex, error) {
 		return b.Store().LastSequence(ctx, sender, receiver)
 	})
 }
+
+// ViewOutput is aacp_view's result.
+type ViewOutput struct {
+	AgentID  string                 `json:"agentId"`
+	View     string                 `json:"view"`
+	Messages []store.IndexedMessage `json:"messages"`
+}
+
+func (s *Service) viewTool(ctx context.Context, _ *mcp.CallToolRequest, in viewArgs) (ViewOutput, error) {
+	limit, err := bounded("limit", in.Limit, 50, 500)
+	if err != nil {
+		return ViewOutput{}, err
+	}
+	_, id, err := s.act(ctx, in.AgentID)
+	if err != nil {
+		return ViewOutput{}, err
+	}
+	x, err := s.freshIndex(ctx)
+	if err != nil {
+		return ViewOutput{}, err
+	}
+	msgs, err := x.InboxView(ctx, id, in.View, s.now(), limit)
+	if err != nil {
+		return ViewOutput{}, err
+	}
+	return ViewOutput{AgentID: id, View: in.View, Messages: msgs}, nil
+}

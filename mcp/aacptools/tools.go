@@ -61,7 +61,7 @@ type receiveArgs struct {
 }
 
 type replyArgs struct {
-	AgentID     string                     `json:"agentId,omitempty" jsonschema:"Default: this session's agent."`
+	AgentID     string                     `json:"agentId,omitempty"`
 	MessageID   string                     `json:"messageId" jsonschema:"The message you answer."`
 	Text        string                     `json:"text,omitempty" jsonschema:"Plain answer; or give payload."`
 	Payload     map[string]json.RawMessage `json:"payload,omitempty"`
@@ -83,19 +83,25 @@ type searchArgs struct {
 	Limit       int    `json:"limit,omitempty" jsonschema:"Default 20, max 100."`
 }
 
+type viewArgs struct {
+	AgentID string `json:"agentId,omitempty"`
+	View    string `json:"view" jsonschema:"unread, awaiting_my_ack, awaiting_their_ack or overdue (past ttl, unanswered)."`
+	Limit   int    `json:"limit,omitempty" jsonschema:"Default 50, max 500."`
+}
+
 type peekArgs struct {
-	AgentID string `json:"agentId,omitempty" jsonschema:"Default: this session's agent."`
+	AgentID string `json:"agentId,omitempty"`
 }
 
 type ackArgs struct {
-	AgentID   string `json:"agentId,omitempty" jsonschema:"Default: this session's agent."`
+	AgentID   string `json:"agentId,omitempty"`
 	MessageID string `json:"messageId"`
 	Status    string `json:"status" jsonschema:"processed (done), or received/queued (got it, working on it)."`
 	Notes     string `json:"notes,omitempty"`
 }
 
 type nackArgs struct {
-	AgentID   string `json:"agentId,omitempty" jsonschema:"Default: this session's agent."`
+	AgentID   string `json:"agentId,omitempty"`
 	MessageID string `json:"messageId"`
 	Reason    string `json:"reason"`
 	ErrorCode string `json:"errorCode,omitempty" jsonschema:"UPPER_SNAKE_CASE, e.g. E_TASK_003."`
@@ -109,12 +115,12 @@ type statusArgs struct {
 }
 
 type deadLettersArgs struct {
-	AgentID string `json:"agentId,omitempty" jsonschema:"Default: this session's agent."`
+	AgentID string `json:"agentId,omitempty"`
 	Limit   int    `json:"limit,omitempty" jsonschema:"Default 50, max 500."`
 }
 
 type requeueArgs struct {
-	AgentID   string `json:"agentId,omitempty" jsonschema:"Default: this session's agent."`
+	AgentID   string `json:"agentId,omitempty"`
 	MessageID string `json:"messageId" jsonschema:"A dead letter's messageId."`
 }
 
@@ -198,6 +204,13 @@ func (s *Service) Register(srv *mcp.Server) error {
 				Description: "Full-text search over every agent's message subjects and payloads, best match first, with snippets.",
 				Annotations: readOnly("Search messages"),
 			}, anyOut(s.searchTool))
+		},
+		func(srv *mcp.Server) error {
+			return mcp.AddTypedTool(srv, mcp.Tool{
+				Name: "aacp_view", Title: "Views of messages",
+				Description: "Lists your messages in one view, newest first, from the message index.",
+				Annotations: readOnly("Views of messages"),
+			}, anyOut(s.viewTool))
 		},
 		func(srv *mcp.Server) error {
 			return mcp.AddTypedTool(srv, mcp.Tool{
