@@ -191,8 +191,8 @@ type AACPConfig struct {
 	Fsync string `json:"fsync" config:"enum=always|batch|never" help:"When agent messages reach stable storage: always (before a send returns), batch (every maintenance tick) or never (left to the operating system)."`
 	// AckTimeoutMs, when not 0, replaces the per-type acknowledgement
 	// timeouts (and then MaxRetries and RetryBaseMs the retry budgets).
-	AckTimeoutMs int `json:"ackTimeoutMs" config:"min=0" help:"Acknowledgement timeout of every message type, in milliseconds; 0 keeps the protocol's per-type table (TASK_ASSIGNMENT 30s, TASK_UPDATE 15s, ...)."`
-	MaxRetries   int `json:"maxRetries" config:"min=0,max=100" help:"Retransmissions after the first when aacp.ackTimeoutMs is set."`
+	AckTimeoutMs int `json:"ackTimeoutMs" config:"min=0" help:"Acknowledgement timeout of every message type, in milliseconds, counted from when the receiver takes the message; 0 keeps the protocol's per-type table (TASK_ASSIGNMENT 30s, TASK_UPDATE 15s, ...)."`
+	MaxRetries   int `json:"maxRetries" config:"min=0,max=100" help:"Retry budget of a NACK with canRetry or an unwritable channel when aacp.ackTimeoutMs is set; ack timeouts re-offer until the ttl."`
 	RetryBaseMs  int `json:"retryBaseMs" help:"Wait before the first retry when aacp.ackTimeoutMs is set, in milliseconds; each later retry waits twice as long, with jitter."`
 	// IdleAfterMs and StaleAfterMs grade an agent's presence by the time
 	// since its last tool call or heartbeat.

@@ -39,7 +39,13 @@
 // trace_get and trace_by_session pick the batches they decode; changes,
 // the change feed: triggers add a row (seq, domain, scope, key) for every
 // write to memory_entries, sessions or trace_batches, in the write's own
-// transaction, and trim the table to its last 4096 to 4352 rows.
+// transaction, and trim the table to its last 4096 to 4352 rows;
+// aacp_messages, the message index (MessageIndex): one row per agent
+// message transmission (thread, subject, payload, state), its FTS5 index
+// aacp_messages_fts (same rowid; subject and payload text) and
+// aacp_index_channels, per journal channel the highest seq indexed. The
+// agent messaging journal stays the source of truth: the index is derived
+// from it and can be emptied (Reset) and rebuilt.
 //
 // # Change feed
 //

@@ -120,6 +120,7 @@ var migrations = []migration{
 	{6, "an index of trace batches by trace id and session id", traceIndexSchema, backfillTraceIndex},
 	{7, "file reservations: advisory leases on paths and globs", reservationSchema, nil},
 	{8, "the work queue: tasks, their labels, dependencies and transitions", taskSchema, nil},
+	{9, "an index of agent messages: threads, states and full-text search, derived from the journal", messageIndexSchema, nil},
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -106,6 +106,7 @@ func (b *Broker) answer(ctx context.Context, agentID, messageID string, rec jour
 		// The answer is recorded: the sender's retry will be answered.
 		return out, envelope.Errorf(envelope.CodeChannelUnavailable, "send the %s for %q to %q (it is recorded and will be repeated when the sender retries): %w", typ, messageID, env.Sender.AgentID, err)
 	}
+	b.appended(&reply)
 	out.ReplyMessageID = reply.MessageID
 	return out, nil
 }
@@ -131,7 +132,9 @@ func (b *Broker) replyLogged(ctx context.Context, l *local, env *envelope.Envelo
 	reply := b.replyEnvelope(envelope.Agent{AgentID: l.id, Type: l.typ}, *env, typ, payload, l.ackFor(env.Sender.AgentID), b.now())
 	if _, err := b.store.Append(ctx, &reply); err != nil {
 		b.log.Warn("aacp: repeating an answer failed", "agent", l.id, "messageId", env.MessageID, "err", err)
+		return
 	}
+	b.appended(&reply)
 }
 
 func ackPayload(messageID, status, notes string, now time.Time) json.RawMessage {

@@ -41,6 +41,7 @@ type Broker struct {
 	tick     time.Duration
 	syncing  bool // the journal is batch: the maintenance loop syncs it
 	onInbox  func(agentID string)
+	onAppend func(envs []*envelope.Envelope)
 
 	mu       sync.Mutex
 	closed   bool                           // guarded by mu
@@ -63,7 +64,7 @@ func Open(opts Options) (*Broker, error) {
 		after: opts.After, rand: opts.Rand, jitter: opts.Jitter, maxWait: opts.MaxBackoff,
 		ttl: opts.DefaultTTL, policies: DefaultPolicies(), manual: opts.Manual, tick: opts.TickInterval,
 		agents: make(map[string]*local), registry: make(map[string]journal.AgentRecord),
-		stop: make(chan struct{}), onInbox: opts.OnInbox,
+		stop: make(chan struct{}), onInbox: opts.OnInbox, onAppend: opts.OnAppend,
 	}
 	for k, p := range opts.Policies {
 		b.policies[k] = p
@@ -147,6 +148,13 @@ func (b *Broker) Close() error {
 }
 
 func (b *Broker) now() time.Time { return b.clock.Now().UTC() }
+
+// appended reports envelopes just appended to Options.OnAppend.
+func (b *Broker) appended(envs ...*envelope.Envelope) {
+	if b.onAppend != nil && len(envs) > 0 {
+		b.onAppend(envs)
+	}
+}
 
 // local returns the local agent id, or an E_ROUTING_001 error.
 func (b *Broker) local(id string) (*local, error) {

@@ -218,7 +218,9 @@ func (b *Broker) reportFailure(ctx context.Context, l *local, m journal.MessageR
 	}
 	if _, err := b.store.Append(ctx, &report); err != nil {
 		b.log.Error("aacp: sending an ERROR_REPORT failed", "agent", l.id, "requestId", m.RequestID, "err", err)
+		return
 	}
+	b.appended(&report)
 }
 
 // settle recomputes a request's outcome from its deliveries and records
@@ -369,6 +371,7 @@ func (b *Broker) retransmit(ctx context.Context, l *local, cur journal.MessageRe
 		return next
 	}
 	next.Seq = seq
+	b.appended(&env)
 	b.put(ctx, l, next)
 	l.timers.push(timer{due: next.ExpiresAt, requestID: next.RequestID, receiver: next.Receiver, messageID: next.MessageID})
 	return next

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/mcprt/mcprt/aacp/envelope"
 	"github.com/mcprt/mcprt/aacp/journal"
 	"github.com/mcprt/mcprt/core"
 )
@@ -92,4 +93,11 @@ type Options struct {
 	// the broker for the same agent synchronously in a way that waits for
 	// the inbox (Inbox is fine).
 	OnInbox func(agentID string)
+	// OnAppend, when set, is called with the envelopes this broker has
+	// just appended to the journal (seq set): transmissions, ACKs, NACKs,
+	// taken notices, reports and notices. It runs synchronously on the
+	// appending path, possibly with broker locks held, so it must be quick
+	// and must not call the broker. aacptools keeps the message index
+	// with it.
+	OnAppend func(envs []*envelope.Envelope)
 }

@@ -153,6 +153,14 @@ func (b *Broker) Send(ctx context.Context, agentID string, in SendInput) (SendOu
 		}
 	}
 	wg.Wait()
+	var done []*envelope.Envelope
+	for i := range envs {
+		if errs[i] == nil {
+			envs[i].Seq = seqs[i]
+			done = append(done, &envs[i])
+		}
+	}
+	b.appended(done...)
 	out := SendOutput{MessageID: envs[0].MessageID, RequestID: reqID}
 	var failed []string
 	l.smu.Lock()

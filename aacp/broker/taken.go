@@ -56,7 +56,9 @@ func (b *Broker) noteTaken(ctx context.Context, l *local, msgs []Message) {
 		notice.Priority = envelope.High
 		if _, err := b.store.Append(ctx, &notice); err != nil {
 			b.log.Warn("aacp: telling a sender its messages were taken failed", "agent", l.id, "sender", s, "err", err)
+			continue
 		}
+		b.appended(&notice)
 	}
 }
 
@@ -122,5 +124,6 @@ func (b *Broker) Notify(ctx context.Context, receiver, messageType string, paylo
 	if _, err := b.store.Append(ctx, &env); err != nil {
 		return envelope.Errorf(envelope.CodeChannelUnavailable, "write the notice to %q: %w", receiver, err)
 	}
+	b.appended(&env)
 	return nil
 }

@@ -37,6 +37,7 @@ Usage:
   mcprt aacp [flags] dead-letters              sends that failed for good and were not requeued
   mcprt aacp [flags] requeue MESSAGE_ID        send a dead letter again (its sender must not be running)
   mcprt aacp [flags] quarantine                damaged channel lines readers refused and set aside
+  mcprt aacp [flags] reindex                   rebuild the message index (search, threads) from the journal
 
 Flags (before or after the command):
   --data-dir DIR   the data directory (default: aacp.dataDir from --config,
@@ -91,13 +92,13 @@ func runAACP(args []string, stdout, stderr io.Writer, environ []string) int {
 		return exitOK
 	}
 	if len(pos) == 0 {
-		return fail(exitUsage, errors.New("no command given; want agents, channel, inbox, dead-letters, requeue or quarantine"))
+		return fail(exitUsage, errors.New("no command given; want agents, channel, inbox, dead-letters, requeue, quarantine or reindex"))
 	}
-	want := map[string]int{"agents": 0, "channel": 2, "inbox": 1, "dead-letters": 0, "requeue": 1, "quarantine": 0}
+	want := map[string]int{"agents": 0, "channel": 2, "inbox": 1, "dead-letters": 0, "requeue": 1, "quarantine": 0, "reindex": 0}
 	n, known := want[pos[0]]
 	switch {
 	case !known:
-		return fail(exitUsage, fmt.Errorf("unknown command %q; want agents, channel, inbox, dead-letters, requeue or quarantine", pos[0]))
+		return fail(exitUsage, fmt.Errorf("unknown command %q; want agents, channel, inbox, dead-letters, requeue, quarantine or reindex", pos[0]))
 	case len(pos)-1 != n:
 		return fail(exitUsage, fmt.Errorf("%s takes %d argument(s), got %d: %q", pos[0], n, len(pos)-1, pos[1:]))
 	}
@@ -159,6 +160,15 @@ func runAACP(args []string, stdout, stderr io.Writer, environ []string) int {
 		err = c.requeue(ctx, pos[1])
 	case "quarantine":
 		err = c.quarantine(ctx)
+	case "reindex":
+		var n int
+		if n, err = aacptools.Reindex(ctx, cfg.AACP.DataDir); err == nil {
+			if c.json {
+				err = c.emit(map[string]int{"indexed": n}, nil, nil)
+			} else {
+				_, err = fmt.Fprintf(stdout, "reindexed: %d envelope(s) read from the journal\n", n)
+			}
+		}
 	}
 	if cerr := store.Close(); err == nil && cerr != nil {
 		err = cerr

@@ -59,8 +59,8 @@ func (c *toolClient) listNames() []string {
 var (
 	baseTools = sortedUnion([]string{"agent_get_state", "agent_list", "agent_send_message", "health", "server_ping"}, aacpTools, aacpReadOnly,
 		domainReadOnlyTools, domainWriteTools)
-	aacpReadOnly = []string{"aacp_agents", "aacp_dead_letters", "aacp_peek", "aacp_status"}
-	aacpTools    = []string{"aacp_ack", "aacp_heartbeat", "aacp_nack", "aacp_receive", "aacp_register_agent", "aacp_requeue", "aacp_send"}
+	aacpReadOnly = []string{"aacp_agents", "aacp_dead_letters", "aacp_peek", "aacp_search", "aacp_status", "aacp_thread", "aacp_view"}
+	aacpTools    = []string{"aacp_ack", "aacp_heartbeat", "aacp_nack", "aacp_receive", "aacp_register_agent", "aacp_reply", "aacp_requeue", "aacp_send"}
 	adminNames   = []string{"admin_register_tool", "admin_unregister_tool"}
 	fixtureNames = []string{"big_result", "clock_advance", "demo_elicit", "demo_log", "demo_progress", "demo_roots", "demo_sample", "demo_touch",
 		"echo", "fail", "lookup20", "noop", "panic", "sleep", "unserializable"}

@@ -160,8 +160,8 @@ func untyped(t *testing.T, tool, path string, schema any) {
 }
 
 func TestToolsListedWithTruthfulAnnotations(t *testing.T) {
-	readOnly := []string{"aacp_agents", "aacp_dead_letters", "aacp_peek", "aacp_status"}
-	writing := []string{"aacp_ack", "aacp_heartbeat", "aacp_nack", "aacp_receive", "aacp_register_agent", "aacp_requeue", "aacp_send"}
+	readOnly := []string{"aacp_agents", "aacp_dead_letters", "aacp_peek", "aacp_search", "aacp_status", "aacp_thread", "aacp_view"}
+	writing := []string{"aacp_ack", "aacp_heartbeat", "aacp_nack", "aacp_receive", "aacp_register_agent", "aacp_reply", "aacp_requeue", "aacp_send"}
 	for _, tc := range []struct {
 		mode string
 		want []string
@@ -183,7 +183,7 @@ func TestToolsListedWithTruthfulAnnotations(t *testing.T) {
 				if ro := ann["readOnlyHint"] == true; ro != slices.Contains(readOnly, name) {
 					t.Errorf("%s: readOnlyHint %v", name, ann["readOnlyHint"])
 				}
-				withOut := !slices.Contains([]string{"aacp_receive", "aacp_peek", "aacp_status", "aacp_dead_letters"}, name)
+				withOut := slices.Contains([]string{"aacp_ack", "aacp_heartbeat", "aacp_nack", "aacp_reply", "aacp_send"}, name)
 				if tl["inputSchema"] == nil || (tl["outputSchema"] == nil) == withOut {
 					t.Errorf("%s: input schema %v, output schema %v; want an input schema, and an output schema unless it lists envelopes", name, tl["inputSchema"] != nil, tl["outputSchema"] != nil)
 				}

@@ -7,7 +7,7 @@
 //	svc, err := aacptools.New(aacptools.Options{Config: cfg.AACP, Logger: logger})
 //	if err != nil { ... }          // a *core.ConfigError naming the key
 //	defer svc.Close()
-//	err = svc.Register(srv)        // the eleven aacp_* tools and aacp://inbox/{agentId}
+//	err = svc.Register(srv)        // the fifteen aacp_* tools and aacp://inbox/{agentId}
 //
 // # Identity: one agent per session
 //
@@ -78,6 +78,20 @@
 //	aacp_status         {agentId?, messageId | requestId}        read-only
 //	aacp_dead_letters   {agentId?, limit?}                       read-only
 //	aacp_requeue        {agentId?, messageId}
+//	aacp_reply          {agentId?, messageId, text | payload, messageType?, subject?}
+//	aacp_thread         {threadId, limit?}                       read-only
+//	aacp_search         {query, agentId?, threadId?, messageType?, since?, limit?}   read-only
+//	aacp_view           {agentId?, view, limit?}                 read-only
+//
+// aacp_send also takes subject? (kept as payload.subject) and threadId?
+// (the correlation id). Threads and search read the message index
+// (store.MessageIndex in <aacp.dataDir>/store): the broker's OnAppend
+// hook queues every envelope this process appends, and one writer
+// goroutine indexes them in batches, off the send path. Before a query,
+// the index is made fresh: this process's queue is written, and every
+// channel's mark must reach the channel's last seq (waiting up to 300 ms
+// for other processes' writers, then reading the rest from the journal,
+// CatchUp). Reindex (`mcprt aacp reindex`) rebuilds it.
 //
 // Their results are the broker's outputs (see broker's types); the tools
 // whose results carry envelopes (receive, peek, status, dead letters)

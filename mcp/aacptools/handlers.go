@@ -91,16 +91,24 @@ func (s *Service) sendTool(ctx context.Context, _ *mcp.CallToolRequest, in sendA
 	if err != nil {
 		return broker.SendOutput{}, err
 	}
+	corr, err := threadOf(in.ThreadID, in.CorrelationID)
+	if err != nil {
+		return broker.SendOutput{}, err
+	}
+	obj, err := withSubject(in.Payload, in.Subject)
+	if err != nil {
+		return broker.SendOutput{}, err
+	}
 	var payload json.RawMessage
-	if in.Payload != nil {
-		if payload, err = json.Marshal(in.Payload); err != nil {
+	if obj != nil {
+		if payload, err = json.Marshal(obj); err != nil {
 			return broker.SendOutput{}, envelope.Errorf(envelope.CodeInvalidType, "payload cannot be encoded: %v; send a JSON object", err).WithDetail("path", "/payload")
 		}
 	}
 	return b.Send(ctx, id, broker.SendInput{
 		Receiver:    broker.Receiver{AgentID: in.Receiver.AgentID, Type: envelope.AgentType(in.Receiver.Type)},
 		MessageType: in.MessageType, Payload: payload, Priority: envelope.Priority(in.Priority),
-		CorrelationID: in.CorrelationID, RequestID: in.RequestID, TTLSeconds: in.TTLSeconds, Tags: in.Tags,
+		CorrelationID: corr, RequestID: in.RequestID, TTLSeconds: in.TTLSeconds, Tags: in.Tags,
 	})
 }
 

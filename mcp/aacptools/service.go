@@ -49,6 +49,8 @@ type Service struct {
 	idleAfter  time.Duration
 	staleAfter time.Duration
 	presence   *presence
+	index      *msgIndex
+	log        *slog.Logger
 
 	notify *notifier
 
@@ -95,8 +97,8 @@ func New(opts Options) (*Service, error) {
 	s := &Service{
 		agentID: id, agentType: typ, open: opts.Open, listed: c.AgentID != "", clock: clock,
 		idleAfter: msOr(c.IdleAfterMs, 2*time.Minute), staleAfter: msOr(c.StaleAfterMs, 15*time.Minute),
-		presence: newPresence(c.DataDir, clock),
-		holders:  map[string]*mcp.Session{}, idents: map[*mcp.Session]string{}, watched: map[*mcp.Session]struct{}{},
+		presence: newPresence(c.DataDir, clock), index: &msgIndex{dataDir: c.DataDir}, log: opts.Logger,
+		holders: map[string]*mcp.Session{}, idents: map[*mcp.Session]string{}, watched: map[*mcp.Session]struct{}{},
 		bopts: broker.Options{
 			DataDir: c.DataDir, Fsync: fsync, DefaultTTL: time.Duration(c.DefaultTTLMs) * time.Millisecond,
 			Policies: Policies(c), Logger: opts.Logger, Clock: opts.Clock,
@@ -111,6 +113,13 @@ func New(opts Options) (*Service, error) {
 		return slices.Clone(s.servers)
 	})
 	s.bopts.OnInbox = s.notify.changed
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.index.log = func(err error) {
+		s.log.Warn("aacp: indexing messages failed; the next catch-up adds them", "err", err)
+	}
+	s.bopts.OnAppend = s.index.add
 	return s, nil
 }
 
@@ -402,10 +411,10 @@ func (s *Service) Close() error {
 	if b == nil {
 		s.presence.close()
 		s.notify.close()
-		return nil
+		return s.index.close()
 	}
 	s.presence.close()
-	err := b.Close()
+	err := errors.Join(b.Close(), s.index.close())
 	s.notify.close() // after the broker: nothing calls it any more
 	if err != nil {
 		return fmt.Errorf("close agent messaging: %w", err)

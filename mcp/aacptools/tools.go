@@ -45,6 +45,8 @@ type sendArgs struct {
 	MessageType   string                     `json:"messageType" jsonschema:"TASK_ASSIGNMENT, TASK_UPDATE, STATE_SYNC, ERROR_REPORT, HANDOFF_REQUEST or CUSTOM_<NAME>."`
 	Payload       map[string]json.RawMessage `json:"payload" jsonschema:"JSON object. TASK_ASSIGNMENT needs taskId, taskRef, taskDescription, memoryLogPath, executionType; TASK_UPDATE taskId, status, progress; CUSTOM_* anything."`
 	Priority      string                     `json:"priority,omitempty" jsonschema:"HIGH, NORMAL (default) or LOW."`
+	Subject       string                     `json:"subject,omitempty" jsonschema:"A short title; searchable."`
+	ThreadID      string                     `json:"threadId,omitempty" jsonschema:"Continue this thread (default: a new one)."`
 	CorrelationID string                     `json:"correlationId,omitempty"`
 	RequestID     string                     `json:"requestId,omitempty" jsonschema:"Idempotency key: a request id sent before sends nothing."`
 	TTLSeconds    int64                      `json:"ttlSeconds,omitempty" jsonschema:"Expiry in seconds, at most 315360000 (10 years); default aacp.defaultTtlMs (24h)."`
@@ -58,19 +60,48 @@ type receiveArgs struct {
 	MessageTypes []string `json:"messageTypes,omitempty" jsonschema:"Only these types; others stay queued."`
 }
 
+type replyArgs struct {
+	AgentID     string                     `json:"agentId,omitempty"`
+	MessageID   string                     `json:"messageId" jsonschema:"The message you answer."`
+	Text        string                     `json:"text,omitempty" jsonschema:"Plain answer; or give payload."`
+	Payload     map[string]json.RawMessage `json:"payload,omitempty"`
+	MessageType string                     `json:"messageType,omitempty" jsonschema:"Default CUSTOM_REPLY."`
+	Subject     string                     `json:"subject,omitempty"`
+}
+
+type threadArgs struct {
+	ThreadID string `json:"threadId"`
+	Limit    int    `json:"limit,omitempty" jsonschema:"Default 100, max 1000."`
+}
+
+type searchArgs struct {
+	Query       string `json:"query" jsonschema:"Words to find in subjects and payload text."`
+	AgentID     string `json:"agentId,omitempty" jsonschema:"Only messages this agent sent or received."`
+	ThreadID    string `json:"threadId,omitempty"`
+	MessageType string `json:"messageType,omitempty"`
+	Since       string `json:"since,omitempty" jsonschema:"RFC 3339 time: only messages sent since."`
+	Limit       int    `json:"limit,omitempty" jsonschema:"Default 20, max 100."`
+}
+
+type viewArgs struct {
+	AgentID string `json:"agentId,omitempty"`
+	View    string `json:"view" jsonschema:"unread, awaiting_my_ack, awaiting_their_ack or overdue (past ttl, unanswered)."`
+	Limit   int    `json:"limit,omitempty" jsonschema:"Default 50, max 500."`
+}
+
 type peekArgs struct {
-	AgentID string `json:"agentId,omitempty" jsonschema:"Default: this session's agent."`
+	AgentID string `json:"agentId,omitempty"`
 }
 
 type ackArgs struct {
-	AgentID   string `json:"agentId,omitempty" jsonschema:"Default: this session's agent."`
+	AgentID   string `json:"agentId,omitempty"`
 	MessageID string `json:"messageId"`
 	Status    string `json:"status" jsonschema:"processed (done), or received/queued (got it, working on it)."`
 	Notes     string `json:"notes,omitempty"`
 }
 
 type nackArgs struct {
-	AgentID   string `json:"agentId,omitempty" jsonschema:"Default: this session's agent."`
+	AgentID   string `json:"agentId,omitempty"`
 	MessageID string `json:"messageId"`
 	Reason    string `json:"reason"`
 	ErrorCode string `json:"errorCode,omitempty" jsonschema:"UPPER_SNAKE_CASE, e.g. E_TASK_003."`
@@ -84,12 +115,12 @@ type statusArgs struct {
 }
 
 type deadLettersArgs struct {
-	AgentID string `json:"agentId,omitempty" jsonschema:"Default: this session's agent."`
+	AgentID string `json:"agentId,omitempty"`
 	Limit   int    `json:"limit,omitempty" jsonschema:"Default 50, max 500."`
 }
 
 type requeueArgs struct {
-	AgentID   string `json:"agentId,omitempty" jsonschema:"Default: this session's agent."`
+	AgentID   string `json:"agentId,omitempty"`
 	MessageID string `json:"messageId" jsonschema:"A dead letter's messageId."`
 }
 
@@ -117,7 +148,7 @@ func (s *Service) Register(srv *mcp.Server) error {
 					"An id another live session holds is refused (E_ROUTING_003 names the holder). Registering again " +
 					"resumes the agent: its unanswered messages are still there.",
 				Annotations: writes("Register a messaging agent", false, true),
-			}, s.registerTool)
+			}, anyOut(s.registerTool))
 		},
 		func(srv *mcp.Server) error {
 			return mcp.AddTypedTool(srv, mcp.Tool{
@@ -125,7 +156,7 @@ func (s *Service) Register(srv *mcp.Server) error {
 				Description: "Lists registered agents with presence: online, idle, stale (no call for aacp.staleAfterMs) " +
 					"or offline (no session), and lastSeen. Agents offline that long are retired.",
 				Annotations: readOnly("List messaging agents"),
-			}, s.agentsTool)
+			}, anyOut(s.agentsTool))
 		},
 		func(srv *mcp.Server) error {
 			return mcp.AddTypedTool(srv, mcp.Tool{
@@ -152,6 +183,34 @@ func (s *Service) Register(srv *mcp.Server) error {
 				Annotations: writes("Take messages", false, false),
 				Timeout:     receiveTimeout,
 			}, anyOut(s.receiveTool))
+		},
+		func(srv *mcp.Server) error {
+			return mcp.AddTypedTool(srv, mcp.Tool{
+				Name: "aacp_reply", Title: "Answer a message",
+				Description: "Sends text or a payload back to the sender of a message you received, in its thread.",
+				Annotations: writes("Answer a message", false, false),
+			}, s.replyTool)
+		},
+		func(srv *mcp.Server) error {
+			return mcp.AddTypedTool(srv, mcp.Tool{
+				Name: "aacp_thread", Title: "Read a thread",
+				Description: "Returns a thread's messages, oldest first, each with its state (sent, taken, received, processed, nacked).",
+				Annotations: readOnly("Read a thread"),
+			}, anyOut(s.threadTool))
+		},
+		func(srv *mcp.Server) error {
+			return mcp.AddTypedTool(srv, mcp.Tool{
+				Name: "aacp_search", Title: "Search messages",
+				Description: "Full-text search over every agent's message subjects and payloads, best match first, with snippets.",
+				Annotations: readOnly("Search messages"),
+			}, anyOut(s.searchTool))
+		},
+		func(srv *mcp.Server) error {
+			return mcp.AddTypedTool(srv, mcp.Tool{
+				Name: "aacp_view", Title: "Views of messages",
+				Description: "Lists your messages in one view, newest first, from the message index.",
+				Annotations: readOnly("Views of messages"),
+			}, anyOut(s.viewTool))
 		},
 		func(srv *mcp.Server) error {
 			return mcp.AddTypedTool(srv, mcp.Tool{
@@ -197,7 +256,7 @@ func (s *Service) Register(srv *mcp.Server) error {
 				Name: "aacp_requeue", Title: "Send a failed message again",
 				Description: "Sends a dead letter again (same requestId, fresh retries) unless it has expired.",
 				Annotations: writes("Send a failed message again", false, false),
-			}, s.requeueTool)
+			}, anyOut(s.requeueTool))
 		},
 	} {
 		err := add(srv)
@@ -215,9 +274,10 @@ func (s *Service) Register(srv *mcp.Server) error {
 	return nil
 }
 
-// anyOut drops a handler's output schema from the listing: the envelopes
-// in these results would cost a model more to read in every tools/list
-// than the results themselves, which describe themselves.
+// anyOut drops a handler's output schema from the listing: these results
+// (envelopes, agent lists) would cost a model more to read in every
+// tools/list than the results themselves, which describe themselves; the
+// aacp tools must fit 12 KB of tools/list.
 func anyOut[In, Out any](h func(context.Context, *mcp.CallToolRequest, In) (Out, error)) func(context.Context, *mcp.CallToolRequest, In) (any, error) {
 	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (any, error) {
 		out, err := h(ctx, req, in)
