@@ -9,6 +9,7 @@
 //	mcprt --version
 //	mcprt --help
 //	mcprt aacp [--data-dir DIR] [--json] agents|channel|inbox|dead-letters|requeue ...
+//	mcprt ui [--addr 127.0.0.1:8081] [--data-dir DIR] [--config FILE]
 //
 // Exit codes: 0 clean exit (stdin EOF, shutdown, first SIGINT/SIGTERM),
 // 1 fatal error, 2 bad command-line usage, 75 startup timeout, 78 invalid
@@ -78,6 +79,8 @@ Usage:
   mcprt --help            print this help and exit
   mcprt aacp COMMAND      inspect the agent messaging journal (mcprt aacp --help)
   mcprt trace show ID     print a recorded trace as a tree (mcprt trace --help)
+  mcprt ui [--addr A]     the overseer's console alone over a data directory (mcprt ui --help);
+                          mcprt --http serves it at /ui/
 
 Configuration comes from the environment (MCPRT_*), then the JSON file named
 by --config or MCPRT_CONFIG, then defaults. See the README for every key.
