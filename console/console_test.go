@@ -15,6 +15,7 @@ import (
 	"github.com/mcprt/mcprt/aacp/envelope"
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/domain/memory"
+	"github.com/mcprt/mcprt/domain/session"
 	"github.com/mcprt/mcprt/domain/trace"
 )
 
@@ -440,5 +441,26 @@ func TestRelative(t *testing.T) {
 		if got := relative(tc.t, now); got != tc.want {
 			t.Errorf("relative(%v) = %q, want %q", tc.t, got, tc.want)
 		}
+	}
+}
+
+func TestOverviewShowsAgentsSession(t *testing.T) {
+	f := newFixture(t, nil)
+	f.signIn()
+	f.agent("agent-b")
+	ctx := context.Background()
+	now := time.Now().UTC()
+	s := session.Session{ID: "5e55e55e-0000-4000-8000-000000000001", Initiator: "agent-b", Task: "refactor <the> parser",
+		Status: session.StatusActive, CreatedAt: now, UpdatedAt: now,
+		Participants: []session.Participant{{AgentID: "agent-b", Role: "initiator", JoinedAt: now}}}
+	if err := f.c.db.Sessions().Create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	code, body := f.get("")
+	if code != 200 || !strings.Contains(body, `href="/ui/sessions/`+s.ID+`">refactor &lt;the&gt; parser`) {
+		t.Errorf("the overview does not link agent-b's session:\n%s", body)
+	}
+	if code, body := f.get("sessions/" + s.ID); code != 200 || !strings.Contains(body, "refactor &lt;the&gt; parser") {
+		t.Errorf("the session page: %d", code)
 	}
 }
