@@ -252,7 +252,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 		return exitFatal
 	}
 	if web != nil && uiCfg.Enabled { // the overseer's console at /ui/ (ui.go)
-		ui, err := mountConsole(web, uiCfg, httpCfg, cfg, domainCfg, messaging, telemetry, domain, environ, clock, logger)
+		ui, err := mountConsole(ctx, web, uiCfg, httpCfg, cfg, domainCfg, messaging, telemetry, domain, environ, clock, logger)
 		if err != nil {
 			logger.Error("cannot start the console", "error", err.Error())
 			return exitFatal
