@@ -165,6 +165,11 @@ func New(opts Options) (*Console, error) {
 // view of the journal (the newest).
 const maxInboxMessages = 2000
 
+// Drain ends every live event stream and refuses new ones, so that a
+// server shutting down is not held open by browsers following the
+// console. Pages are still served until Close.
+func (c *Console) Drain() { c.live.close() }
+
 // Close stops the live feed and closes the store.
 func (c *Console) Close() error {
 	c.live.close()

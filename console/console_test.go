@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/mcprt/mcprt/aacp/envelope"
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/domain/memory"
+	"github.com/mcprt/mcprt/domain/session"
 	"github.com/mcprt/mcprt/domain/trace"
 )
 
@@ -386,5 +389,78 @@ func TestLiveEvents(t *testing.T) {
 		case <-deadline:
 			t.Fatal("no change event for the new message")
 		}
+	}
+}
+
+func TestPaginateCoversEveryRowOnce(t *testing.T) {
+	for n := 0; n <= 23; n++ {
+		for _, size := range []int{5, 7, 50} {
+			seen := make([]int, n)
+			pages := max(1, (n+size-1)/size)
+			for page := range pages + 2 { // pages past the end show the last
+				r := httptest.NewRequest(http.MethodGet, "/ui/messages?agent=a&page="+strconv.Itoa(page), nil)
+				p, lo, hi := paginate(r, n, size)
+				if hi-lo > size || lo > hi || hi > n {
+					t.Fatalf("n=%d size=%d page=%d: rows [%d,%d)", n, size, page, lo, hi)
+				}
+				if page < pages {
+					for i := lo; i < hi; i++ {
+						seen[i]++
+					}
+					if p.HasNext() != (page < pages-1) || p.HasPrev() != (page > 0) {
+						t.Errorf("n=%d size=%d page=%d: next %v prev %v", n, size, page, p.HasNext(), p.HasPrev())
+					}
+				}
+				if !strings.Contains(p.Link(1), "agent=a") || !strings.Contains(p.Link(1), "page=1") {
+					t.Errorf("link %q loses the filters", p.Link(1))
+				}
+			}
+			for i, k := range seen {
+				if k != 1 {
+					t.Fatalf("n=%d size=%d: row %d shown %d times", n, size, i, k)
+				}
+			}
+		}
+	}
+}
+
+func TestRelative(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, tc := range []struct {
+		t    time.Time
+		want string
+	}{
+		{time.Time{}, "never"},
+		{now, "just now"},
+		{now.Add(-30 * time.Second), "30s ago"},
+		{now.Add(-5 * time.Minute), "5m ago"},
+		{now.Add(-3 * time.Hour), "3h ago"},
+		{now.Add(-72 * time.Hour), "3d ago"},
+		{now.Add(10 * time.Minute), "10m from now"},
+	} {
+		if got := relative(tc.t, now); got != tc.want {
+			t.Errorf("relative(%v) = %q, want %q", tc.t, got, tc.want)
+		}
+	}
+}
+
+func TestOverviewShowsAgentsSession(t *testing.T) {
+	f := newFixture(t, nil)
+	f.signIn()
+	f.agent("agent-b")
+	ctx := context.Background()
+	now := time.Now().UTC()
+	s := session.Session{ID: "5e55e55e-0000-4000-8000-000000000001", Initiator: "agent-b", Task: "refactor <the> parser",
+		Status: session.StatusActive, CreatedAt: now, UpdatedAt: now,
+		Participants: []session.Participant{{AgentID: "agent-b", Role: "initiator", JoinedAt: now}}}
+	if err := f.c.db.Sessions().Create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	code, body := f.get("")
+	if code != 200 || !strings.Contains(body, `href="/ui/sessions/`+s.ID+`">refactor &lt;the&gt; parser`) {
+		t.Errorf("the overview does not link agent-b's session:\n%s", body)
+	}
+	if code, body := f.get("sessions/" + s.ID); code != 200 || !strings.Contains(body, "refactor &lt;the&gt; parser") {
+		t.Errorf("the session page: %d", code)
 	}
 }

@@ -43,6 +43,14 @@ type hub struct {
 	stop    context.CancelFunc       // guarded by mu: nil when not watching
 	closed  bool                     // guarded by mu
 	watcher *store.Watcher
+
+	// What the last poll saw, kept across spans of watching: a page
+	// rendered just before its stream subscribes (a navigation) must
+	// still hear of a change made in between.
+	seenMu                    sync.Mutex
+	seen                      bool
+	files, online, res, tasks uint64
+	storeSeq                  int64
 }
 
 func newHub(c *Console) *hub {
@@ -56,9 +64,12 @@ func newHub(c *Console) *hub {
 		},
 		Changes: func(changes []store.Change, gap bool) {
 			kinds := map[string]bool{}
+			h.seenMu.Lock()
 			for _, ch := range changes {
 				kinds[ch.Domain] = true
+				h.storeSeq = max(h.storeSeq, ch.Seq)
 			}
+			h.seenMu.Unlock()
 			if gap {
 				kinds[kindTrace], kinds[kindMemory], kinds[kindSession] = true, true, true
 			}
@@ -83,6 +94,7 @@ func (h *hub) subscribe() (chan string, error) {
 	if h.stop == nil {
 		ctx, cancel := context.WithCancel(context.Background())
 		h.stop = cancel
+		h.catchUp(ctx)
 		go h.poll(ctx)
 		if err := h.watcher.Start(ctx); err != nil {
 			h.c.log.Warn("console: cannot follow the store's change feed", "error", err.Error())
@@ -141,46 +153,67 @@ func (h *hub) publish(kinds map[string]bool) {
 	}
 }
 
+// catchUp tells of the store's changes made while nobody watched (the
+// watcher starts from the feed's end).
+func (h *hub) catchUp(ctx context.Context) {
+	seq, err := h.c.db.LastChange(ctx)
+	if err != nil {
+		return
+	}
+	h.seenMu.Lock()
+	defer h.seenMu.Unlock()
+	if h.storeSeq != 0 && seq != h.storeSeq {
+		go h.publish(map[string]bool{kindTrace: true, kindMemory: true, kindSession: true})
+	}
+	h.storeSeq = seq
+}
+
 // poll looks at the journal and the interface sources every poll
 // interval until ctx ends.
 func (h *hub) poll(ctx context.Context) {
 	interval := time.Duration(h.c.cfg.PollIntervalMs) * time.Millisecond
-	var files, online, res, tasks uint64
-	first := true
 	for {
-		kinds := map[string]bool{}
-		f, o, _, err := h.c.journal.fingerprints(ctx)
-		if err == nil {
-			if !first && f != files {
-				kinds[kindMessages] = true
-			}
-			if !first && o != online {
-				kinds[kindPresence] = true
-			}
-			files, online = f, o
-		}
-		if src := h.c.opts.Reservations; src != nil {
-			if list, err := src.Active(ctx, 1000); err == nil {
-				if v := hashOf(list); !first && v != res {
-					kinds[kindReservations] = true
-				}
-				res = hashOf(list)
-			}
-		}
-		if src := h.c.opts.Tasks; src != nil {
-			if list, err := src.List(ctx, 1000); err == nil {
-				if v := hashOf(list); !first && v != tasks {
-					kinds[kindTasks] = true
-				}
-				tasks = hashOf(list)
-			}
-		}
-		first = false
-		h.publish(kinds)
+		h.publish(h.look(ctx))
 		if !sleep(ctx, h.c.clock, interval) {
 			return
 		}
 	}
+}
+
+// look compares the journal and the sources with what the last look saw
+// and returns the kinds that changed.
+func (h *hub) look(ctx context.Context) map[string]bool {
+	h.seenMu.Lock()
+	defer h.seenMu.Unlock()
+	kinds := map[string]bool{}
+	first := !h.seen
+	h.seen = true
+	if f, o, _, err := h.c.journal.fingerprints(ctx); err == nil {
+		if !first && f != h.files {
+			kinds[kindMessages] = true
+		}
+		if !first && o != h.online {
+			kinds[kindPresence] = true
+		}
+		h.files, h.online = f, o
+	}
+	if src := h.c.opts.Reservations; src != nil {
+		if list, err := src.Active(ctx, 1000); err == nil {
+			if v := hashOf(list); !first && v != h.res {
+				kinds[kindReservations] = true
+			}
+			h.res = hashOf(list)
+		}
+	}
+	if src := h.c.opts.Tasks; src != nil {
+		if list, err := src.List(ctx, 1000); err == nil {
+			if v := hashOf(list); !first && v != h.tasks {
+				kinds[kindTasks] = true
+			}
+			h.tasks = hashOf(list)
+		}
+	}
+	return kinds
 }
 
 // sleep waits d on clock, or until ctx ends (false).

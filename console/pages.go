@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/aacp/journal"
+	"github.com/mcprt/mcprt/domain/session"
 	"github.com/mcprt/mcprt/domain/trace"
 )
 
@@ -108,6 +109,9 @@ type agentRow struct {
 	Reservations []Reservation
 	Tasks        []Task
 	Human        bool
+	// Session is the newest active collaboration session the agent takes
+	// part in ("" when none).
+	Session, SessionTask string
 }
 
 // overviewBody is the overview's data.
@@ -148,10 +152,14 @@ func (c *Console) overview(ctx context.Context, q *request) {
 			b.Problems = append(b.Problems, "tasks: "+err.Error())
 		}
 	}
+	sessions := c.activeSessions(ctx)
 	if snap != nil {
 		for _, a := range snap.agents {
 			row := agentRow{ID: a.AgentID, Type: string(a.Type), PID: a.PID, RegisteredAt: a.RegisteredAt,
 				Presence: presenceOf(a), Human: a.AgentID == c.cfg.HumanAgentID}
+			if s, ok := sessions[a.AgentID]; ok {
+				row.Session, row.SessionTask = s.ID, s.Task
+			}
 			if c.opts.Messaging != nil {
 				if st, seen, err := c.opts.Messaging.Presence(ctx, a.AgentID); err == nil && st != "unknown" {
 					row.Presence, row.LastSeen = st, seen
@@ -194,6 +202,32 @@ func (c *Console) overview(ctx context.Context, q *request) {
 		}
 	}
 	c.page(q, http.StatusOK, "overview", "overview", "messages,presence,reservations,tasks,trace", pageData{Title: "Overview", Body: b, Now: now})
+}
+
+// maxActiveSessions bounds the active sessions the overview looks into
+// for each agent's current session.
+const maxActiveSessions = 20
+
+// activeSessions maps each agent to the newest active session it takes
+// part in, among the newest maxActiveSessions.
+func (c *Console) activeSessions(ctx context.Context) map[string]session.Session {
+	out := map[string]session.Session{}
+	list, _, err := c.db.Sessions().List(ctx, session.Filter{Status: session.StatusActive, Limit: maxActiveSessions})
+	if err != nil {
+		return out
+	}
+	for _, sum := range list { // newest first: the first session found for an agent wins
+		s, err := c.db.Sessions().Get(ctx, sum.ID)
+		if err != nil {
+			continue
+		}
+		for _, p := range s.Participants {
+			if _, ok := out[p.AgentID]; !ok {
+				out[p.AgentID] = s
+			}
+		}
+	}
+	return out
 }
 
 // presenceOf is the registry's view of an agent's presence.

@@ -112,7 +112,14 @@ func TestConsoleInBrowser(t *testing.T) {
 	run("open messages", chromedp.Navigate(base+"messages"), chromedp.WaitVisible(`#live.on`),
 		chromedp.Evaluate(`window.__noReload = true`, nil))
 	alpha.ok(t, "aacp_send", sendArgsTo("human", "CUSTOM_NOTE", `{"note":"<img src=x onerror=\"document.title='pwned'\">"}`))
+	sent := time.Now()
 	run("see the message live", waitText("onerror"), chromedp.Evaluate(`window.__noReload === true`, &marker))
+	// Within a second on an idle machine; the bound allows for a loaded one.
+	if d := time.Since(sent); d > 3*time.Second {
+		t.Errorf("the message showed %v after it was sent", d)
+	} else {
+		t.Logf("the message showed %v after it was sent", d.Round(time.Millisecond))
+	}
 	if !marker {
 		t.Error("the page was reloaded rather than updated live")
 	}

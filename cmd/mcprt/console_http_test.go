@@ -95,3 +95,31 @@ func TestConsoleUI(t *testing.T) {
 		t.Errorf("mcprt ui exited %d on SIGTERM, not 0:\n%s", code, p.Stderr())
 	}
 }
+
+// TestConsoleShutdownWithOpenStream: an open live view does not hold a
+// shutting-down server (the cleanup sends SIGTERM and wants exit 0).
+func TestConsoleShutdownWithOpenStream(t *testing.T) {
+	dir := t.TempDir()
+	srv := wiretest.Start(t, wiretest.Build(t), wiretest.Options{Args: []string{"--http"},
+		Env: []string{"MCPRT_TRANSPORT_HTTP_ADDR=127.0.0.1:0", "MCPRT_AACP_DATA_DIR=" + dir, "MCPRT_SERVER_SHUTDOWN_TIMEOUT_MS=20000"}})
+	mcpURL := srv.ExpectLog(t, `"mcprt ready"`, func(m map[string]any) bool { return m["msg"] == "mcprt ready" })["url"].(string)
+	u := newUIClient(t, strings.TrimSuffix(mcpURL, "/mcp")+"/ui/")
+	if code, _ := u.get(""); code != http.StatusOK {
+		t.Fatalf("GET /ui/: %d", code)
+	}
+	resp, err := u.c.Get(u.base + "events")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET events: %v %v", resp, err)
+	}
+	defer resp.Body.Close()
+	start := time.Now()
+	srv.Signal(syscall.SIGTERM)
+	if code := srv.Wait(t); code != 0 {
+		t.Errorf("exit %d", code)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the server took %v to stop with a live view open", d)
+	} else {
+		t.Logf("stopped in %v with a live view open", d.Round(time.Millisecond))
+	}
+}

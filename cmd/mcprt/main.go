@@ -13,7 +13,8 @@
 //	mcprt hook [claude|gemini|codex] (reads the client's hook input on stdin)
 //	mcprt hook install-precommit|uninstall-precommit
 //	mcprt guard check [--staged] [--session ID] [PATHS...]
-//	mcprt ui
+//	mcprt ui [--addr 127.0.0.1:8081] [--data-dir DIR] [--config FILE]
+//	mcprt nats [--config FILE]
 //
 // Exit codes: 0 clean exit (stdin EOF, shutdown, first SIGINT/SIGTERM),
 // 1 fatal error, 2 bad command-line usage, 75 startup timeout, 78 invalid
@@ -91,7 +92,8 @@ Subcommands (each has --help):
   mcprt hook install-precommit|uninstall-precommit
                           the git pre-commit hook that runs mcprt guard check
   mcprt guard check PATHS check paths against guard policies and reservations
-  mcprt ui                the overseer's console over a data directory
+  mcprt ui [--addr A]     the overseer's console alone over a data directory;
+                          mcprt --http serves it at /ui/
   mcprt nats              run a NATS JetStream hub for several machines
 
 Configuration comes from the environment (MCPRT_*), then the JSON file named
@@ -283,7 +285,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 		return exitFatal
 	}
 	if web != nil && uiCfg.Enabled { // the overseer's console at /ui/ (ui.go)
-		ui, err := mountConsole(web, uiCfg, httpCfg, cfg, domainCfg, messaging, telemetry, domain, environ, clock, logger)
+		ui, err := mountConsole(ctx, web, uiCfg, httpCfg, cfg, domainCfg, messaging, telemetry, domain, environ, clock, logger)
 		if err != nil {
 			logger.Error("cannot start the console", "error", err.Error())
 			return exitFatal

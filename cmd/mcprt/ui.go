@@ -151,17 +151,19 @@ func runUI(args []string, stdout, stderr io.Writer, environ []string) int {
 	case sig := <-signals:
 		logger.Info("mcprt ui stopping", "signal", sig.String())
 	}
+	ui.Drain() // the live event streams end, so that the shutdown need not wait for them
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	_ = hs.Shutdown(ctx) // event streams do not end by themselves: Close cuts them
+	_ = hs.Shutdown(ctx)
 	_ = hs.Close()
 	return exitOK
 }
 
 // mountConsole builds the console over the server's data and mounts it
 // at /ui/ on web, behind its Host and Origin checks and the server's
-// access token.
-func mountConsole(web *streamable.Handler, uiCfg console.Config, httpCfg streamable.Config, cfg core.Config,
+// access token; when ctx ends (the server shuts down) its live event
+// streams end.
+func mountConsole(ctx context.Context, web *streamable.Handler, uiCfg console.Config, httpCfg streamable.Config, cfg core.Config,
 	domainCfg domaintools.Config, messaging *aacptools.Service, telemetry *core.Telemetry, domain *domaintools.Domain,
 	environ []string, clock core.Clock, logger *slog.Logger) (*console.Console, error) {
 	token := ""
@@ -176,6 +178,7 @@ func mountConsole(web *streamable.Handler, uiCfg console.Config, httpCfg streama
 		return nil, err
 	}
 	web.Mount(ui.Prefix(), ui)
+	context.AfterFunc(ctx, ui.Drain) // a shutdown ends the live event streams rather than wait for them
 	return ui, nil
 }
 
