@@ -54,7 +54,7 @@ func writeChannel(t *testing.T, dir string, n, size int) {
 // (the child begins life sharing the parent's memory), and the child's
 // output goes to a file and is checked by streaming for the same reason.
 func TestAACPInboxStreams(t *testing.T) {
-	const n, size = 8000, 4096 // 32 MiB of payloads
+	const n, size = 5000, 4096 // 20 MiB of payloads
 	dir := t.TempDir()
 	writeChannel(t, dir, n, size)
 	bin := wiretest.Build(t)
