@@ -260,17 +260,16 @@ func (t *Tools) Stats(ctx context.Context, in StatsInput) (StatsOutput, error) {
 // ExportInput is the input of memory_export.
 type ExportInput struct {
 	Namespace string `json:"namespace,omitempty" jsonschema:"Only export this namespace (default: all)"`
-	Cursor    string `json:"cursor,omitempty"`
+	Cursor    string `json:"cursor,omitempty" jsonschema:"nextCursor of the previous page; omit for the first"`
 }
 
 // ExportOutput is the result of memory_export.
 type ExportOutput struct {
-	Data  string `json:"data" jsonschema:"NDJSON: one {namespace, key, value, storedAt} record per line"`
-	Count int    `json:"count" jsonschema:"Number of records"`
-	Bytes int    `json:"bytes" jsonschema:"Length of data in bytes"`
-	// HasMore: the export continues; NextCursor is the next page's cursor.
-	HasMore    bool   `json:"hasMore"`
-	NextCursor string `json:"nextCursor,omitempty"`
+	Data       string `json:"data" jsonschema:"NDJSON: one {namespace, key, value, storedAt} record per line"`
+	Count      int    `json:"count" jsonschema:"Number of records"`
+	Bytes      int    `json:"bytes" jsonschema:"Length of data in bytes"`
+	HasMore    bool   `json:"hasMore" jsonschema:"More entries follow: call again with cursor=nextCursor"`
+	NextCursor string `json:"nextCursor,omitempty" jsonschema:"Cursor of the next page"`
 }
 
 // Export is the memory_export handler: one page of at most
