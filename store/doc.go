@@ -21,8 +21,26 @@
 //     IMMEDIATE transaction, so when several processes open a fresh
 //     directory together each step is applied exactly once. A database
 //     newer than the binary is refused.
-//   - Errors are *core.Error: TIMEOUT when the caller's context ended,
-//     INTERNAL otherwise, with what was being done.
+//   - Errors are *core.Error, with what was being done: TIMEOUT when the
+//     caller's context ended; STORE_BUSY (retryable) when a write waited
+//     the whole busy timeout for the database's write lock, held by
+//     another connection or process; the codes of internal/diskerr when
+//     the disk is full (STORAGE_FULL, retryable: SQLite rolls the
+//     transaction back, and the next write succeeds once space returns),
+//     read-only (STORAGE_READ_ONLY), failing (STORAGE_IO_ERROR) or the
+//     database file is gone (STORAGE_GONE); INTERNAL otherwise.
+//   - A data directory (or database file) that is not writable when the
+//     database is first used is opened read-only (mode=ro, immutable when
+//     SQLite needs that to read a WAL database without its -shm file):
+//     reads work, migrations are not applied, writes fail
+//     STORAGE_READ_ONLY — and a write once the directory is writable
+//     again reopens the database read-write.
+//   - Every write first checks, with one stat, that the file at the
+//     database's path is still the file it opened (device and inode), and
+//     checks again after the commit: a database removed (rm -rf of the
+//     directory) or replaced under a running process is never written
+//     into and acknowledged; the write fails STORAGE_GONE, and the
+//     process needs a restart to open a fresh store.
 //   - DB, Memory, Sessions and Traces are safe for concurrent use.
 //
 // # Layout

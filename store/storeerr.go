@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"syscall"
 
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/internal/diskerr"
@@ -85,19 +84,6 @@ func storeError(ctx context.Context, doing string, err error) error {
 // fileID is a file's identity: device and inode.
 type fileID [2]uint64
 
-// identity returns the identity of the file at path.
-func identity(path string) (fileID, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return fileID{}, err
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return fileID{uint64(fi.ModTime().UnixNano())}, nil
-	}
-	return fileID{uint64(st.Dev), uint64(st.Ino)}, nil //nolint:unconvert // Dev is int32 on some systems
-}
-
 // gone reports whether the data directory or the database file has been
 // removed.
 func (d *DB) gone() bool {
@@ -121,16 +107,4 @@ func (d *DB) checkIdentity(doing string) error {
 	}
 	return diskerr.New(diskerr.CodeGone, "store: "+doing,
 		fmt.Errorf("the database file %s %s while the server ran", d.path, what))
-}
-
-// writable reports whether dir can take new files (the database's -wal
-// and -shm files, a new database) and path, when it exists, can be
-// written.
-func writable(dir, path string) bool {
-	const wOK = 2
-	if syscall.Access(dir, wOK) != nil {
-		return false
-	}
-	err := syscall.Access(path, wOK)
-	return err == nil || errors.Is(err, os.ErrNotExist)
 }

@@ -73,7 +73,7 @@ func TestToolsWireShapes(t *testing.T) {
 		{"stats", func() (string, error) { return call(t, ts.mem.Stats, `{}`) },
 			`{"entries":1,"bytes":7,"namespaces":[{"namespace":"default","entries":1,"bytes":7,"oldest":"2026-03-01T12:00:00Z","newest":"2026-03-01T12:00:00Z"}],"truncated":false}`},
 		{"export", func() (string, error) { return call(t, ts.mem.Export, `{}`) },
-			`{"data":"{\"namespace\":\"default\",\"key\":\"k\",\"value\":{\"a\":1},\"storedAt\":\"2026-03-01T12:00:00Z\"}\n","count":1,"bytes":84}`},
+			`{"data":"{\"namespace\":\"default\",\"key\":\"k\",\"value\":{\"a\":1},\"storedAt\":\"2026-03-01T12:00:00Z\"}\n","count":1,"bytes":84,"hasMore":false}`},
 		{"import", func() (string, error) { return call(t, ts.mem.Import, `{"data":"{\"key\":\"j\",\"value\":2}\n"}`) },
 			`{"imported":1,"created":1,"replaced":0,"skipped":0,"message":"imported 1 record(s): 1 created, 0 replaced, 0 skipped"}`},
 		{"delete", func() (string, error) { return call(t, ts.mem.Delete, `{"key":"j"}`) },

@@ -23,23 +23,23 @@
 //	registry/agents.ndjson                                one line per registration (latest wins)
 //	deadletter/messages.ndjson                            one line per change (latest wins)
 //	locks/{agentId}.lock                                  the agent's claim
+//	quarantine/lines.ndjson                               copies of refused channel lines
 //
 // # Several processes
 //
 // Any number of processes may open the same directory. Each append takes
-// the file's advisory lock (flock on a *.lock file beside it), checks that
-// its descriptor still names the file at the path (another process may
-// have rotated or rewritten it), cuts off a torn last line if it finds
-// one, and writes whole lines with a single write on an O_APPEND
-// descriptor. The check is skipped while nothing changed: the first 8
-// bytes of the lock file, mapped shared by every process, count changes;
-// each holder of the lock adds one before it changes the file (so a
-// holder killed half-way still leaves the count moved), and a writer that
-// finds the count where its own last append left it knows the file is as
-// it left it. (Every process sharing a directory must therefore be a
-// build that keeps the count; where mapping is unavailable, every append
-// checks.) A channel's next seq is read from the file's last line under
-// that lock, so seq is dense and in file order whoever appends. An agent
+// the file's advisory lock (flock on a *.lock file beside it; a lock file
+// removed or replaced meanwhile is opened again, since a lock on an
+// unlinked file excludes nobody), checks with one stat that its
+// descriptor still names the file at the path (another process may have
+// rotated or rewritten it, a person may have removed it), cuts off a torn
+// last line if it finds one, and writes whole lines with a single write
+// on an O_APPEND descriptor. (Earlier builds skipped the stat through a
+// change counter memory-mapped from the lock file; mapping a sparse file
+// made a full disk a SIGBUS, and a stat costs little beside the lock, so
+// the counter is gone and no unsafe code is left.) A channel's next seq
+// is derived from its lines under that lock (see "Damaged lines"), so seq
+// is dense and in file order whoever appends. An agent
 // is claimed by one holder at a time (flock on locks/{agentId}.lock); only
 // the holder reads the agent's inbound channels, writes its ledger and
 // compacts its inbound channels. The kernel drops a dead process's locks.
@@ -55,7 +55,39 @@
 // the unsynced tail under batch and never. A line cut short by a crash is
 // never passed to a reader: readers consume complete lines only, a
 // ledger replay ignores the partial tail, and the next writer truncates
-// it. A complete line that does not decode is skipped with a warning.
+// it.
+//
+// Under FsyncAlways a transmission is never visible before it is
+// durable: this process's receivers are woken after the fsync, and a
+// reader (in any process) fsyncs the active segment itself before it
+// passes lines it has not yet made durable.
+//
+// # Storage failures
+//
+// A write the file system refuses (ENOSPC, EDQUOT, EFBIG past a file-size
+// limit, EIO, EROFS) or a directory removed under the process fails that
+// call with a *core.Error of package internal/diskerr (STORAGE_FULL and
+// STORAGE_IO_ERROR retryable); nothing else is affected, reads go on, and
+// the next append after space returns succeeds (a partial line left by
+// the failed write is cut off first).
+//
+// # Damaged lines
+//
+// A reader passes a channel line only when it is valid UTF-8, decodes to
+// an envelope with a seq and a messageId, is filed in its channel, and
+// its seq continues the numbering: above the last seq passed, by at most
+// one more than the lines refused since. Any other line is refused: it
+// stays where it is (every reader skips it the same way), and a copy,
+// with the channel, file, offset and reason, goes to
+// quarantine/lines.ndjson (once per line; Quarantined lists them, as does
+// mcprt aacp quarantine). A refused line never blocks, hides or
+// renumbers the lines after it. Writers derive the last seq by the same
+// rule, scanning the active segment from the sealed base when they first
+// see it and only the new bytes after another process appended, so a seq
+// of 2^64-1 or a repeated seq cannot stop or bend the numbering. A
+// transmission whose line was refused is not delivered; its sender's
+// retry after the ack timeout delivers it with a new seq. Damaged ledger,
+// registry and dead-letter lines are skipped with a warning.
 //
 // # Growth
 //

@@ -41,29 +41,6 @@ func completeSize(f *os.File, size int64) (int64, error) {
 	return 0, nil
 }
 
-// lastLine returns the last complete line of f's first size bytes
-// (without its newline), or nil when there is none. size must end a line.
-func lastLine(f *os.File, size int64) ([]byte, error) {
-	if size <= 1 {
-		return nil, nil
-	}
-	var line []byte
-	end := size - 1 // skip the final newline
-	for end > 0 {
-		start := max(0, end-tailChunk)
-		buf := make([]byte, end-start)
-		if _, err := f.ReadAt(buf, start); err != nil && err != io.EOF {
-			return nil, fmt.Errorf("read %s: %w", f.Name(), err)
-		}
-		if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
-			return append(buf[i+1:], line...), nil
-		}
-		line = append(buf, line...)
-		end = start
-	}
-	return line, nil
-}
-
 // eachLine calls fn with each complete line of data (without its
 // newline) and returns how many bytes the complete lines took.
 func eachLine(data []byte, fn func(line []byte)) int {

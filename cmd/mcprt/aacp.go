@@ -333,52 +333,6 @@ func (c *aacpCmd) channel(ctx context.Context, sender, receiver string) error {
 	return c.emit(out, []string{"SEQ", "MESSAGE_ID", "TYPE", "PRIORITY", "SENT", "RETRY", "STATE", "ANSWER"}, rows)
 }
 
-// inbox lists what agent has not finished: the latest transmission of
-// each request that is not ACK/NACK, not expired, and neither processed
-// nor rejected by agent.
-func (c *aacpCmd) inbox(ctx context.Context, agent string) error {
-	msgs, err := c.read(ctx, "", agent)
-	if err != nil {
-		return err
-	}
-	now := time.Now()
-	latest := map[string]int{}
-	var open []stored
-	for _, m := range msgs {
-		exp := m.Envelope.ExpiresAt()
-		if m.MessageType == envelope.Ack || m.MessageType == envelope.Nack || m.MessageType == broker.TakenType || m.Answer == journal.InboundProcessed ||
-			m.Answer == journal.InboundNacked || !exp.IsZero() && !exp.After(now) {
-			continue
-		}
-		key := m.Sender + "\x00" + m.RequestID
-		if i, ok := latest[key]; ok {
-			open[i] = m // a retry replaces the earlier transmission
-			continue
-		}
-		latest[key] = len(open)
-		open = append(open, m)
-	}
-	slices.SortStableFunc(open, func(a, b stored) int {
-		return envelope.Priority(a.Priority).Rank() - envelope.Priority(b.Priority).Rank()
-	})
-	out := struct {
-		Agent    string   `json:"agent"`
-		Messages []stored `json:"messages"`
-	}{agent, append([]stored{}, open...)}
-	var rows [][]string
-	for _, m := range open {
-		answer := m.Answer
-		if answer == "" {
-			answer = "waiting"
-		}
-		rows = append(rows, []string{m.Sender, fmt.Sprint(m.Seq), m.MessageID, m.MessageType, m.Priority, m.Timestamp, answer})
-	}
-	if !c.json {
-		fmt.Fprintf(c.stdout, "inbox of %s: %d unfinished message(s)\n", agent, len(open))
-	}
-	return c.emit(out, []string{"FROM", "SEQ", "MESSAGE_ID", "TYPE", "PRIORITY", "SENT", "ANSWER"}, rows)
-}
-
 func (c *aacpCmd) deadLetters(ctx context.Context) error {
 	all, err := c.store.DeadLetters(ctx)
 	if err != nil {

@@ -17,6 +17,11 @@
 // ListQuery.Recent (the memory://entries resource); Export and Import speak NDJSON, one Record
 // per line, and Import is all or nothing (every line is checked first; bad
 // ones are reported by line number; the writes share one transaction).
+// ExportPage (memory_export) pages an export of any size: each page is at
+// most MaxExportBytes as a JSON string (4 MiB; the result carries it
+// twice and must fit tools.maxResultBytes), from one snapshot, and
+// returns an opaque cursor (namespace and key of its last record) from
+// which the next page continues; a bad cursor is INVALID_ARGUMENT.
 //
 // Store is the persistence interface. MemStore is an in-process one; the
 // store package has the SQLite one, shared by processes. Both are safe for

@@ -12,8 +12,11 @@ import (
 	"github.com/mcprt/mcprt/domain/toolspec"
 )
 
-// MaxExportBytes bounds the NDJSON text memory_export returns.
-const MaxExportBytes = 8 << 20
+// MaxExportBytes bounds one memory_export page: its NDJSON text as a JSON
+// string (escapes counted), which the result carries twice (text and
+// structured content), so a page fits the default tools.maxResultBytes
+// (10 MiB).
+const MaxExportBytes = 4 << 20
 
 // Tools holds the typed handlers of the memory_* MCP tools, each a
 // func(ctx, In) (Out, error) ready for mcp.AddTypedTool. Errors are
@@ -39,7 +42,7 @@ func ToolSpecs() []toolspec.Spec {
 			Destructive: true, Idempotent: true},
 		{Name: "memory_stats", Title: "Memory statistics", Description: "Count entries and bytes, per namespace.",
 			ReadOnly: true, Idempotent: true},
-		{Name: "memory_export", Title: "Export memories", Description: "Export entries as NDJSON, one {namespace, key, value, storedAt} per line.",
+		{Name: "memory_export", Title: "Export memories", Description: "Export entries as NDJSON, one {namespace, key, value, storedAt} per line, up to 4 MiB per call: while hasMore, call again with cursor=nextCursor.",
 			ReadOnly: true, Idempotent: true},
 		{Name: "memory_import", Title: "Import memories", Description: "Import NDJSON as memory_export writes it, all or nothing.",
 			Destructive: true}, // overwrites unless skipExisting; records without storedAt get the current time
@@ -257,24 +260,27 @@ func (t *Tools) Stats(ctx context.Context, in StatsInput) (StatsOutput, error) {
 // ExportInput is the input of memory_export.
 type ExportInput struct {
 	Namespace string `json:"namespace,omitempty" jsonschema:"Default: all"`
+	Cursor    string `json:"cursor,omitempty" jsonschema:"nextCursor of the previous page"`
 }
 
 // ExportOutput is the result of memory_export.
 type ExportOutput struct {
-	Data  string `json:"data" jsonschema:"NDJSON: one {namespace, key, value, storedAt} record per line"`
-	Count int    `json:"count" jsonschema:"Number of records"`
-	Bytes int    `json:"bytes" jsonschema:"Length of data in bytes"`
+	Data       string `json:"data" jsonschema:"NDJSON: one {namespace, key, value, storedAt} record per line"`
+	Count      int    `json:"count" jsonschema:"Number of records"`
+	Bytes      int    `json:"bytes" jsonschema:"Length of data in bytes"`
+	HasMore    bool   `json:"hasMore" jsonschema:"More entries follow: call again with cursor=nextCursor"`
+	NextCursor string `json:"nextCursor,omitempty" jsonschema:"Cursor of the next page"`
 }
 
-// Export is the memory_export handler. Output over MaxExportBytes is
-// RESOURCE_EXHAUSTED: export one namespace at a time.
+// Export is the memory_export handler: one page of at most
+// MaxExportBytes, with the cursor of the next.
 func (t *Tools) Export(ctx context.Context, in ExportInput) (ExportOutput, error) {
 	var b bytes.Buffer
-	n, err := t.svc.Export(ctx, &b, in.Namespace, MaxExportBytes)
+	n, next, err := t.svc.ExportPage(ctx, &b, in.Namespace, in.Cursor, MaxExportBytes)
 	if err != nil {
 		return ExportOutput{}, err
 	}
-	return ExportOutput{Data: b.String(), Count: n, Bytes: b.Len()}, nil
+	return ExportOutput{Data: b.String(), Count: n, Bytes: b.Len(), HasMore: next != "", NextCursor: next}, nil
 }
 
 // ImportInput is the input of memory_import.
