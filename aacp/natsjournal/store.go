@@ -374,13 +374,41 @@ func (s *Store) CompactChannel(ctx context.Context, sender, receiver string, bel
 	return 1, nil
 }
 
-// Sync implements journal.Store: every write was acknowledged by
-// JetStream, which stored it under its own sync policy; nothing is left.
-func (s *Store) Sync(context.Context) error { return s.checkOpen() }
+// Sync implements journal.Store: it waits until JetStream acknowledged
+// every ledger record Put so far (appends are acknowledged before they
+// return).
+func (s *Store) Sync(ctx context.Context) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	return s.syncLedgers(ctx)
+}
+
+func (s *Store) syncLedgers(ctx context.Context) error {
+	s.mu.Lock()
+	ls := make([]*ledger, 0, len(s.ledgerOf))
+	for _, l := range s.ledgerOf {
+		ls = append(ls, l)
+	}
+	s.mu.Unlock()
+	var first error
+	for _, l := range ls {
+		if err := l.wait(ctx); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
 
 // Close implements journal.Store: it stops the inboxes, releases every
 // claim, and calls Options.OnClose.
 func (s *Store) Close() error {
+	// Ledger records still on their way are waited for (briefly).
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.syncLedgers(ctx); err != nil {
+		s.log.Warn("aacp nats journal: ledger records unconfirmed at close", "error", err.Error())
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
