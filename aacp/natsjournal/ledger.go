@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 
 	"github.com/mcprt/mcprt/aacp/envelope"
 	"github.com/mcprt/mcprt/aacp/journal"
@@ -34,6 +35,7 @@ type ledger struct {
 	pmu     sync.Mutex
 	pending []jetstream.PubAckFuture // guarded by pmu: publishes not yet known acknowledged
 	failed  error                    // guarded by pmu: the first failed publish since the last Sync
+	retry   []*nats.Msg              // guarded by pmu: failed publishes to send again at Sync
 }
 
 // Ledger implements journal.Store.
@@ -144,7 +146,11 @@ func (l *ledger) publish(ctx context.Context, data []byte) error {
 			}
 			chunk = chunk[:cut+1]
 		}
-		f, err := l.s.js.PublishMsgAsync(&nats.Msg{Subject: l.subject, Data: chunk})
+		// A message id per chunk: a chunk sent again after an unanswered
+		// attempt is stored once.
+		msg := &nats.Msg{Subject: l.subject, Data: chunk, Header: nats.Header{}}
+		msg.Header.Set(jetstream.MsgIDHeader, nuid.Next())
+		f, err := l.s.js.PublishMsgAsync(msg)
 		if err != nil {
 			return fmt.Errorf("nats journal: ledger %s: publish: %w", l.subject, err)
 		}
@@ -168,6 +174,7 @@ func (l *ledger) pruneLocked() {
 		case <-f.Ok():
 			continue
 		case err := <-f.Err():
+			l.retry = append(l.retry, f.Msg())
 			if l.failed == nil {
 				l.failed = err
 			}
@@ -199,8 +206,9 @@ func (l *ledger) wait(ctx context.Context) error {
 		select {
 		case <-f.Ok():
 		case err := <-f.Err():
-			if first == nil {
-				first = err
+			// Unanswered (a leader change, a reconnection): send it again.
+			if _, rerr := l.s.publish(ctx, f.Msg()); rerr != nil && first == nil {
+				first = fmt.Errorf("%w (and again: %w)", err, rerr)
 			}
 		case <-ctx.Done():
 			l.pmu.Lock()
@@ -210,11 +218,20 @@ func (l *ledger) wait(ctx context.Context) error {
 		}
 	}
 	l.pmu.Lock()
-	if first == nil {
-		first = l.failed
-	}
-	l.failed = nil
+	retry, failed := l.retry, l.failed
+	l.retry, l.failed = nil, nil
 	l.pmu.Unlock()
+	if len(retry) > 0 {
+		failed = nil // known failures are sent again
+		for _, m := range retry {
+			if _, err := l.s.publish(ctx, m); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	if first == nil {
+		first = failed
+	}
 	if first != nil {
 		return fmt.Errorf("nats journal: ledger %s: JetStream did not store a write: %w", l.subject, first)
 	}
