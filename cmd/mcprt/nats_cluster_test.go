@@ -11,7 +11,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/mcprt/mcprt/aacp/natsjournal"
 	"github.com/mcprt/mcprt/internal/wiretest"
 	"github.com/mcprt/mcprt/natsengine"
 )
@@ -20,7 +22,8 @@ func TestNATSClusterThroughTheBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("three-node cluster through the binary: skipped with -short")
 	}
-	t.Parallel()
+	// Not parallel: three servers electing leaders are slow to form
+	// beside other tests on a small machine; alone it takes ~10 s.
 	names := []string{"a", "b", "c"}
 	listen, route := map[string]string{}, map[string]string{}
 	for _, n := range names {
@@ -51,7 +54,21 @@ func TestNATSClusterThroughTheBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	probe.Close()
+	defer probe.Close()
+	// … and for the nodes to have created the streams and buckets (the
+	// last one each node makes is the claims bucket).
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	for {
+		if _, err := probe.JS.KeyValue(ctx, natsjournal.ClaimBucket); err == nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("the cluster's nodes did not create the messaging streams within 90s")
+		case <-time.After(200 * time.Millisecond): // polling the cluster's state
+		}
+	}
 	for _, n := range names {
 		nodes[n].ExpectLog(t, "mcprt nats ready", func(m map[string]any) bool { return m["msg"] == "mcprt nats ready" })
 	}
