@@ -106,7 +106,9 @@ func Connect(ctx context.Context, opts ConnOptions) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	js, err := jetstream.New(nc)
+	// An unanswered asynchronous publish fails after 3 s, so that its
+	// writer can send it again (a leader change, a reconnection).
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(3*time.Second))
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("nats: jetstream: %w", err)

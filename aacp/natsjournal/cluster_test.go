@@ -119,20 +119,6 @@ func TestClusterR3NodeLossAndRecovery(t *testing.T) {
 	for range 5 {
 		appendOK("nodes back")
 	}
-	in, err := s.Inbox("b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	got := readAll(t, in)
-	if len(got) != n {
-		t.Fatalf("read %d transmissions, want %d", len(got), n)
-	}
-	for i, e := range got {
-		if e.Seq != uint64(i+1) {
-			t.Fatalf("transmission %d has seq %d: a gap or a half-written append", i, e.Seq)
-		}
-	}
 	// The restarted nodes catch up: every replica current, without lag.
 	st, err := conn.JS.Stream(ctx, natsjournal.ChannelStream)
 	if err != nil {
@@ -154,5 +140,21 @@ func TestClusterR3NodeLossAndRecovery(t *testing.T) {
 			t.Fatalf("the restarted nodes did not catch up within 20s: %+v, %v", info.Cluster, err)
 		}
 		time.Sleep(100 * time.Millisecond) // polling the cluster's state
+	}
+	var in journal.Inbox
+	for deadline := time.Now().Add(30 * time.Second); in == nil; {
+		if in, err = s.Inbox("b"); err != nil && time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+	}
+	defer in.Close()
+	got := readAll(t, in)
+	if len(got) != n {
+		t.Fatalf("read %d transmissions, want %d", len(got), n)
+	}
+	for i, e := range got {
+		if e.Seq != uint64(i+1) {
+			t.Fatalf("transmission %d has seq %d: a gap or a half-written append", i, e.Seq)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 
 	"github.com/mcprt/mcprt/aacp/envelope"
 	"github.com/mcprt/mcprt/aacp/journal"
@@ -30,6 +31,11 @@ type ledger struct {
 	s       *Store
 	subject string
 	mu      sync.Mutex // serialises Put with rewrite
+
+	pmu     sync.Mutex
+	pending []jetstream.PubAckFuture // guarded by pmu: publishes not yet known acknowledged
+	failed  error                    // guarded by pmu: the first failed publish since the last Sync
+	retry   []*nats.Msg              // guarded by pmu: failed publishes to send again at Sync
 }
 
 // Ledger implements journal.Store.
@@ -98,8 +104,10 @@ func decodeRecords(data []byte) (recs []journal.Record, bad int) {
 	return recs, bad
 }
 
-// Put implements journal.Ledger: it returns once JetStream acknowledged
-// the records (durable under the server's policy), then indexes them.
+// Put implements journal.Ledger: it publishes the records without
+// waiting (publishes from one connection are stored in order) and indexes
+// them; Sync waits until JetStream acknowledged them, so that a sender's
+// ledger write overlaps its channel append.
 func (l *ledger) Put(ctx context.Context, recs ...journal.Record) error {
 	if len(recs) == 0 {
 		return nil
@@ -126,6 +134,9 @@ func (l *ledger) Put(ctx context.Context, recs ...journal.Record) error {
 }
 
 func (l *ledger) publish(ctx context.Context, data []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	for len(data) > 0 {
 		chunk := data
 		if len(chunk) > l.s.maxBytes {
@@ -135,10 +146,94 @@ func (l *ledger) publish(ctx context.Context, data []byte) error {
 			}
 			chunk = chunk[:cut+1]
 		}
-		if _, err := l.s.js.PublishMsg(ctx, &nats.Msg{Subject: l.subject, Data: chunk}); err != nil {
+		// A message id per chunk: a chunk sent again after an unanswered
+		// attempt is stored once.
+		msg := &nats.Msg{Subject: l.subject, Data: chunk, Header: nats.Header{}}
+		msg.Header.Set(jetstream.MsgIDHeader, nuid.Next())
+		f, err := l.s.js.PublishMsgAsync(msg)
+		if err != nil {
 			return fmt.Errorf("nats journal: ledger %s: publish: %w", l.subject, err)
 		}
+		l.pmu.Lock()
+		l.pending = append(l.pending, f)
+		if len(l.pending) >= 64 {
+			l.pruneLocked()
+		}
+		l.pmu.Unlock()
 		data = data[len(chunk):]
+	}
+	return nil
+}
+
+// pruneLocked drops the futures already answered, keeping the first
+// failure for Sync; pmu is held.
+func (l *ledger) pruneLocked() {
+	keep := l.pending[:0]
+	for _, f := range l.pending {
+		select {
+		case <-f.Ok():
+			continue
+		case err := <-f.Err():
+			l.retry = append(l.retry, f.Msg())
+			if l.failed == nil {
+				l.failed = err
+			}
+			continue
+		default:
+		}
+		keep = append(keep, f)
+	}
+	clear(l.pending[len(keep):])
+	l.pending = keep
+}
+
+// Sync implements journal.Ledger: it waits until JetStream acknowledged
+// every record Put so far, and reports the first that failed.
+func (l *ledger) Sync(ctx context.Context) error {
+	if err := l.s.checkOpen(); err != nil {
+		return err
+	}
+	return l.wait(ctx)
+}
+
+func (l *ledger) wait(ctx context.Context) error {
+	l.pmu.Lock()
+	pending := l.pending
+	l.pending = nil
+	l.pmu.Unlock()
+	var first error
+	for i, f := range pending {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			// Unanswered (a leader change, a reconnection): send it again.
+			if _, rerr := l.s.publish(ctx, f.Msg()); rerr != nil && first == nil {
+				first = fmt.Errorf("%w (and again: %w)", err, rerr)
+			}
+		case <-ctx.Done():
+			l.pmu.Lock()
+			l.pending = append(pending[i:], l.pending...)
+			l.pmu.Unlock()
+			return fmt.Errorf("nats journal: ledger %s: wait for JetStream: %w", l.subject, ctx.Err())
+		}
+	}
+	l.pmu.Lock()
+	retry, failed := l.retry, l.failed
+	l.retry, l.failed = nil, nil
+	l.pmu.Unlock()
+	if len(retry) > 0 {
+		failed = nil // known failures are sent again
+		for _, m := range retry {
+			if _, err := l.s.publish(ctx, m); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	if first == nil {
+		first = failed
+	}
+	if first != nil {
+		return fmt.Errorf("nats journal: ledger %s: JetStream did not store a write: %w", l.subject, first)
 	}
 	return nil
 }
@@ -146,6 +241,9 @@ func (l *ledger) publish(ctx context.Context, data []byte) error {
 // rewrite publishes a snapshot and purges everything before it; l.mu is
 // held.
 func (l *ledger) rewrite(ctx context.Context) error {
+	if err := l.wait(ctx); err != nil {
+		return err
+	}
 	snap := l.Snapshot()
 	data, err := encodeRecords(snap)
 	if err != nil {
@@ -158,15 +256,15 @@ func (l *ledger) rewrite(ctx context.Context) error {
 	if err := l.publish(ctx, data); err != nil {
 		return err
 	}
+	if err := l.wait(ctx); err != nil {
+		return err
+	}
 	if err := l.s.ledgers.Purge(ctx, jetstream.WithPurgeSubject(l.subject), jetstream.WithPurgeSequence(first.Sequence)); err != nil {
 		return fmt.Errorf("purge before the snapshot: %w", err)
 	}
 	l.ResetApplied(len(snap))
 	return nil
 }
-
-// Sync implements journal.Ledger: Put already waited for JetStream.
-func (l *ledger) Sync(context.Context) error { return l.s.checkOpen() }
 
 func (l *ledger) MarkCompleted(ctx context.Context, id string, o journal.Outcome, ref string) error {
 	return l.Put(ctx, journal.CompletedRecord(id, o, ref))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -138,7 +139,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if s.agents, err = opts.JS.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	if s.agents, err = lease.EnsureKeyValue(ctx, opts.JS, jetstream.KeyValueConfig{
 		Bucket: AgentBucket, History: 1, Storage: jetstream.FileStorage, Replicas: r,
 	}); err != nil {
 		return nil, fmt.Errorf("natsjournal: key-value bucket %s: %w", AgentBucket, err)
@@ -153,21 +154,37 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 // ensureStream creates the stream, or updates one that exists to cfg; a
 // conflict (for instance another storage type) is an error naming it.
 func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
-	st, err := js.CreateOrUpdateStream(ctx, cfg)
-	// A cluster that is still forming (peers not yet known) is retried
-	// until ctx ends.
-	for err != nil && transient(err) && ctx.Err() == nil {
+	// Each attempt is bounded: concurrent creations of one replicated
+	// stream (several nodes starting at once) can leave a request
+	// unanswered; a cluster still forming is retried too, until ctx ends.
+	attempt := func() (jetstream.Stream, error) {
+		actx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		if st, err := js.Stream(actx, cfg.Name); err == nil && sameStream(st.CachedInfo().Config, cfg) {
+			return st, nil
+		}
+		return js.CreateOrUpdateStream(actx, cfg)
+	}
+	st, err := attempt()
+	for err != nil && (transient(err) || errors.Is(err, context.DeadlineExceeded)) && ctx.Err() == nil {
 		select {
 		case <-ctx.Done():
 		case <-time.After(250 * time.Millisecond):
 		}
-		st, err = js.CreateOrUpdateStream(ctx, cfg)
+		st, err = attempt()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("natsjournal: stream %s (subjects %s, %s storage, %d replicas) cannot be created or adopted — delete or fix the existing stream, or change nats.replicas: %w",
 			cfg.Name, strings.Join(cfg.Subjects, " "), cfg.Storage, cfg.Replicas, err)
 	}
 	return st, nil
+}
+
+// sameStream reports whether an existing stream already has what cfg
+// asks for.
+func sameStream(have, want jetstream.StreamConfig) bool {
+	return slices.Equal(have.Subjects, want.Subjects) && have.Storage == want.Storage &&
+		have.Replicas == want.Replicas && (want.Duplicates == 0 || have.Duplicates == want.Duplicates)
 }
 
 func (s *Store) check() error {
@@ -269,7 +286,7 @@ func (s *Store) Append(ctx context.Context, env *envelope.Envelope) (uint64, err
 			return 0, fmt.Errorf("nats journal: encode %s: %w", env.MessageID, err)
 		}
 		msg := &nats.Msg{Subject: subject, Data: data, Header: nats.Header{seqHeader: []string{strconv.FormatUint(env.Seq, 10)}}}
-		ack, err := s.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(c.lastStream), jetstream.WithMsgID(env.MessageID))
+		ack, err := s.publish(ctx, msg, jetstream.WithExpectLastSequencePerSubject(c.lastStream), jetstream.WithMsgID(env.MessageID))
 		if err != nil {
 			c.known = false
 			if isWrongLast(err) && attempt < 1000 {
@@ -290,6 +307,29 @@ func (s *Store) Append(ctx context.Context, env *envelope.Envelope) (uint64, err
 		}
 		c.lastStream, c.lastSeq = ack.Sequence, env.Seq
 		return env.Seq, nil
+	}
+}
+
+// attemptTimeout bounds one publish: a request caught by a leader change
+// or a reconnection may never be answered, and is sent again (the
+// message id makes the repeat a duplicate if the first one was stored).
+const attemptTimeout = 3 * time.Second
+
+// publish publishes msg, retrying unanswered attempts until ctx ends.
+// msg must carry a message id (or be harmless to store twice).
+func (s *Store) publish(ctx context.Context, msg *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	for {
+		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		ack, err := s.js.PublishMsg(actx, msg, opts...)
+		cancel()
+		if err == nil || ctx.Err() != nil || !(transient(err) || errors.Is(err, context.DeadlineExceeded)) {
+			return ack, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 }
 
@@ -374,13 +414,41 @@ func (s *Store) CompactChannel(ctx context.Context, sender, receiver string, bel
 	return 1, nil
 }
 
-// Sync implements journal.Store: every write was acknowledged by
-// JetStream, which stored it under its own sync policy; nothing is left.
-func (s *Store) Sync(context.Context) error { return s.checkOpen() }
+// Sync implements journal.Store: it waits until JetStream acknowledged
+// every ledger record Put so far (appends are acknowledged before they
+// return).
+func (s *Store) Sync(ctx context.Context) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	return s.syncLedgers(ctx)
+}
+
+func (s *Store) syncLedgers(ctx context.Context) error {
+	s.mu.Lock()
+	ls := make([]*ledger, 0, len(s.ledgerOf))
+	for _, l := range s.ledgerOf {
+		ls = append(ls, l)
+	}
+	s.mu.Unlock()
+	var first error
+	for _, l := range ls {
+		if err := l.wait(ctx); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
 
 // Close implements journal.Store: it stops the inboxes, releases every
 // claim, and calls Options.OnClose.
 func (s *Store) Close() error {
+	// Ledger records still on their way are waited for (briefly).
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.syncLedgers(ctx); err != nil {
+		s.log.Warn("aacp nats journal: ledger records unconfirmed at close", "error", err.Error())
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -50,13 +51,40 @@ func Open(ctx context.Context, js jetstream.JetStream, opts Options) (*Leases, e
 	if opts.Memory {
 		st = jetstream.MemoryStorage
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	kv, err := EnsureKeyValue(ctx, js, jetstream.KeyValueConfig{
 		Bucket: opts.Bucket, TTL: opts.TTL, History: 1, Storage: st, Replicas: max(opts.Replicas, 1),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("lease bucket %s (TTL %v, %d replicas): %w", opts.Bucket, opts.TTL, max(opts.Replicas, 1), err)
 	}
 	return &Leases{kv: kv, ttl: opts.TTL}, nil
+}
+
+// EnsureKeyValue creates or updates a key-value bucket, each attempt
+// bounded to 3 s and retried until ctx ends: several nodes creating one
+// replicated bucket at once can leave a request unanswered, and a cluster
+// still forming answers "no suitable peers" for a while.
+func EnsureKeyValue(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	for {
+		actx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		kv, err := js.CreateOrUpdateKeyValue(actx, cfg)
+		cancel()
+		if err == nil || ctx.Err() != nil || !retryable(err) {
+			return kv, err
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func retryable(err error) bool {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.ErrorCode == 10005 || apiErr.ErrorCode == 10008 || apiErr.Code == 503
+	}
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout)
 }
 
 // TTL is the lifetime of a lease without renewal.
