@@ -4,6 +4,7 @@ go 1.26.5
 
 require (
 	github.com/bmatcuk/doublestar/v4 v4.10.4
+	github.com/go-json-experiment/json v0.0.0-20260623181947-01eb4420fa68
 	github.com/google/go-cmp v0.7.0
 	github.com/kaptinlin/jsonschema v0.9.8
 	github.com/yosida95/uritemplate/v3 v3.0.2
@@ -13,7 +14,6 @@ require (
 
 require (
 	github.com/dustin/go-humanize v1.1.0 // indirect
-	github.com/go-json-experiment/json v0.0.0-20260623181947-01eb4420fa68 // indirect
 	github.com/goccy/go-yaml v1.19.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/kaptinlin/jsonpointer v0.4.28 // indirect

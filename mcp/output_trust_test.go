@@ -77,9 +77,9 @@ func TestDerivedOutputSchemaHoldsForEveryValue(t *testing.T) {
 		v := trustOut{S: str(), I8: int8([]int{math.MinInt8, math.MaxInt8, 0}[pick(3)]),
 			U16: uint16([]int{0, math.MaxUint16}[pick(2)]), I: []int{math.MinInt, math.MaxInt, 0}[pick(3)],
 			U: []uint64{0, math.MaxUint64}[pick(2)], F: []float32{0, math.MaxFloat32, -1.25}[pick(3)], B: pick(2) == 0,
-			T: time.Unix(int64(pick(1<<30)), int64(pick(1e9))).In(time.FixedZone("z", 3600*(pick(25)-12))),
+			T:   time.Unix(int64(pick(1<<30)), int64(pick(1e9))).In(time.FixedZone("z", 3600*(pick(25)-12))),
 			Any: []any{nil, 1, "s", []any{1}, map[string]any{"k": true}}[pick(5)],
-			Ar: [2]int{pick(10), -pick(10)}, P: inner(), Om: str(), Q: pick(100) - 50}
+			Ar:  [2]int{pick(10), -pick(10)}, P: inner(), Om: str(), Q: pick(100) - 50}
 		v.E = str()
 		if pick(2) == 0 {
 			v.Raw = json.RawMessage(`{"any":["json"]}`)

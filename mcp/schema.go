@@ -175,6 +175,9 @@ func (c *schemaCompiler) compile(role string, raw json.RawMessage) (*compiledSch
 // additionalProperties forbids, or items of the wrong type, therefore costs
 // about what decoding it costs.
 func (s *compiledSchema) validate(instance json.RawMessage) []schemaProblem {
+	if s.fast != nil && s.fast.validRaw(instance) {
+		return nil // valid, read straight from the text (schemafast_raw.go)
+	}
 	v, err := s.decode(instance)
 	if err != nil {
 		return []schemaProblem{{Path: "", Message: "not valid JSON: " + decodeError(err) + " (send well-formed UTF-8 JSON with unique member names)"}}

@@ -124,6 +124,7 @@ func compileFastObject(d map[string]any) *fastSchema {
 			}
 		case "required":
 			s.required, ok = stringList(v)
+			ok = ok && len(s.required) <= 64 // validRaw keeps them in a bit set
 		case "properties":
 			m, isObj := v.(map[string]any)
 			ok = isObj

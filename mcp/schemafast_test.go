@@ -234,6 +234,9 @@ func TestFastSchemaAgreesWithKaptinlin(t *testing.T) {
 			if got := cs.fast.valid(v); got != want {
 				t.Fatalf("schema %s\ninstance %s\nfast says valid=%v, kaptinlin says %v", sch, inst, got, want)
 			}
+			if got := cs.fast.validRaw([]byte(inst)); got != want {
+				t.Fatalf("schema %s\ninstance %s\nfast on the text says valid=%v, kaptinlin says %v", sch, inst, got, want)
+			}
 			if want {
 				valid++
 			} else {
@@ -302,7 +305,8 @@ func FuzzFastSchemaLookup20(f *testing.F) {
 		`{"id":"u","name":"","email":"a@b","age":1.0,"role":"dev","address":{"city":"x","zip":"12345"}}`,
 		`{"id":"u","name":"A","email":"ab","age":151,"role":"boss","tags":["a"],"flags":[true,1]}`,
 		`{"id":"u","name":"A","email":"a@b","age":1e2,"role":"ops","score":100.0000000000000001,"x":1}`,
-		`[]`, `null`, `{"address":{}}`,
+		`[]`, `null`, `{"address":{}}`, `{"id":"\u0061","name":"\ud83d\ude00","email":"a@b","age":0,"role":"admin"} `,
+		`{"id":"u","id":"v","name":"A","email":"a@b","age":1,"role":"dev"}`, "{\"id\":\"\xff\"}",
 	} {
 		f.Add([]byte(seed))
 	}
@@ -311,17 +315,28 @@ func FuzzFastSchemaLookup20(f *testing.F) {
 		f.Fatalf("lookup20 schema: fast=%v err=%v", cs != nil && cs.fast != nil, err)
 	}
 	f.Fuzz(func(t *testing.T, instance []byte) {
+		raw := cs.fast.validRaw(instance)
 		v, err := cs.decode(instance)
 		if err != nil {
+			if raw {
+				t.Fatalf("instance %q: kaptinlin's decoder refuses it (%v) but the text path says valid", instance, err)
+			}
 			return
 		}
 		bad := false
 		checkTree(v, nil, maxSchemaDepth, func([]pathToken, string) bool { bad = true; return false })
 		if bad {
+			if raw {
+				t.Fatalf("instance %q: out of bounds, but the text path says valid", instance)
+			}
 			return // refused before any validator runs
 		}
-		if got, want := cs.fast.valid(v), kaptinlinValid(t, cs, v); got != want {
+		want := kaptinlinValid(t, cs, v)
+		if got := cs.fast.valid(v); got != want {
 			t.Fatalf("instance %s: fast says valid=%v, kaptinlin says %v", instance, got, want)
+		}
+		if raw != want {
+			t.Fatalf("instance %s: fast on the text says valid=%v, kaptinlin says %v", instance, raw, want)
 		}
 	})
 }
