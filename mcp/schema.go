@@ -166,9 +166,10 @@ func (c *schemaCompiler) compile(role string, raw json.RawMessage) (*compiledSch
 // read another value) and numbers out of bounds (exact arithmetic on
 // 1e999999 is slow) are problems.
 //
-// Cost: decoding the instance; then, for a schema fastSchema models, a walk
-// that allocates nothing, which settles every valid value. Otherwise (and
-// for every invalid value, to report kaptinlin's problems) a screen (see schemascreen.go) that
+// Cost: for a schema fastSchema models, one pass over the instance's text
+// (schemafast_raw.go), which settles every valid value. Otherwise (and for
+// every invalid value, to report kaptinlin's problems) decoding the
+// instance, a screen (see schemascreen.go) that
 // allocates nothing for a value that passes and stops at maxSchemaProblems,
 // plus kaptinlin — which is run only when the screen did not already find
 // maxSchemaProblems problems. An instance with any number of members that
