@@ -141,3 +141,21 @@ const wideArguments = `{"name":"report","slug":"q3-report","kind":"beta","note":
 	`"count":12,"page":1,"size":20,"offset":0,"ratio":0.25,"score":-3.5,"weight":1.5,"strict":true,` +
 	`"dryRun":false,"verbose":false,"tags":["a","b","c"],"ids":[1,2,3],"range":{"from":1,"to":9},` +
 	`"labels":{"team":"core","env":"prod"},"mode":null}`
+
+// lookup20Arguments are valid arguments of the lookup20 fixture with every
+// property set, as bench/compare sends them.
+const lookup20Arguments = `{"id":"u-1","name":"Ada Lovelace","email":"ada@example.org","age":36,"role":"dev","active":true,` +
+	`"score":99.5,"tags":["math","engines"],"address":{"street":"1 Main St","city":"London","zip":"10115"},` +
+	`"phone":"+44 20 1234","team":"core","manager":"babbage","level":7,"locale":"en","timezone":"Europe/London",` +
+	`"created":"2026-01-01T00:00:00Z","notes":"first programmer","quota":10,"flags":[true,false],"project":"engine"}`
+
+// BenchmarkDispatchLookup20 is the realistic call: the lookup20 fixture
+// (20 properties, patterns, enums, ranges, a nested object, arrays) with
+// valid arguments, through the same path as BenchmarkDispatchNoop. Its
+// goal is at most 2.5x BenchmarkDispatchNoop's CPU and 150 allocations.
+func BenchmarkDispatchLookup20(b *testing.B) {
+	s := startSession(b, testServer(b, 10))
+	tail := `,"method":"tools/call","params":{"name":"lookup20","arguments":` + lookup20Arguments + "}}\n"
+	s.warm(b, tail, `"result":{"content":[`)
+	s.bench(b, tail, 1)
+}

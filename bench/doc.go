@@ -10,6 +10,8 @@
 //     bytes out, through the real router, tools/call pipeline, completion
 //     record (logging on, at info, into io.Discard) and writer;
 //     BenchmarkDispatchNoopPipelined does the same with 32 calls in flight;
+//   - BenchmarkDispatchLookup20: the same path for the lookup20 fixture
+//     (a realistic 20-property input schema) with valid arguments;
 //   - BenchmarkHTTPNoop/{sequential,concurrent32}: the no-op call over
 //     Streamable HTTP against the real mcprt --http (bench/cmd/e2ehttp
 //     prints the fuller figures);

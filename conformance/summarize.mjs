@@ -3,9 +3,10 @@
 // prints one summary line for the suite, then one line per failed check.
 // Exits 1 when a check failed or when no scenario ran at all (a run that
 // tested nothing is not a pass), 0 otherwise. With REQUIREMENTS (the suite's
-// requirements/<revision>.yaml) only the scenarios its server list scores
-// count; the others (extensions, pending scenarios) are reported on a line
-// of their own and never fail the run.
+// requirements/<revision>.yaml) the scenarios its server list scores are
+// summarised first; the others it runs (extensions, pending scenarios) are
+// reported on a line of their own, and fail the run as well when one of
+// their checks fails: every scenario must pass, with no expected failures.
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -69,9 +70,10 @@ if (extra.length > 0) {
   console.log(`  not scored by this revision: ${extra.length - bad.length}/${extra.length} pass` +
     (bad.length > 0 ? ` (failing: ${bad.map((s) => s.name).join(', ')})` : ''));
 }
-for (const s of failed) {
+const extraFailed = extra.filter(failing);
+for (const s of [...failed, ...extraFailed]) {
   for (const c of s.checks.filter((c) => c.status === 'FAILURE')) {
     console.log(`  ${s.name} / ${c.id}: ${c.errorMessage ?? c.description ?? 'failed'}`);
   }
 }
-process.exit(failed.length > 0 || scenarios.length === 0 ? 1 : 0);
+process.exit(failed.length > 0 || extraFailed.length > 0 || scenarios.length === 0 ? 1 : 0);

@@ -74,7 +74,15 @@
 // (RESOURCE_EXHAUSTED), input validation against the schema compiled at
 // registration (INVALID_ARGUMENT), the exclusive lock, audit enter, the
 // handler under its deadline with panics recovered (INTERNAL), the output
-// schema check, audit exit, release, and the wrap into a CallToolResult.
+// schema check (skipped for a typed tool's result of exactly the type its
+// output schema was derived from, which satisfies it by construction),
+// audit exit, release, and the wrap into a CallToolResult.
+//
+// Schemas are validated by kaptinlin/jsonschema, the reference, except
+// that a schema written only with the common keywords (schemafast.go) is
+// also compiled into a checker that reads the arguments' text directly and
+// settles every valid call; a value it does not accept goes to kaptinlin,
+// whose problems are the ones reported. The two always agree on validity.
 // Failures from the payload step on are tool errors: a result with isError
 // true whose first text block is the JSON of {code, message, details?,
 // retryable, correlationId, runId}.

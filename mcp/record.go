@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"reflect"
 
 	"github.com/mcprt/mcprt/core"
 )
@@ -144,8 +145,10 @@ func (c *toolCall) wrap(r handlerResult) (json.RawMessage, *core.Error) {
 	if err != nil {
 		return nil, resultEncodingError("result", err, limit, 0)
 	}
-	if e := c.checkOutput(js); e != nil {
-		return nil, e
+	if c.rt.def.outputType == nil || reflect.TypeOf(r.value) != c.rt.def.outputType {
+		if e := c.checkOutput(js); e != nil {
+			return nil, e
+		}
 	}
 	structured = structured && isObject(js)
 	size := len(wrapTextPrefix) + quotedLen(js) + len(wrapTextSuffix) + len(wrapSuccessSuffix)

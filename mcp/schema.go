@@ -67,6 +67,9 @@ func (c *schemaCompiler) compilations() int64 { return c.count.Load() }
 // for concurrent use and never compiles anything while validating.
 type compiledSchema struct {
 	schema *jsonschema.Schema
+	// fast, when the schema uses only the keywords it models, decides
+	// validity without kaptinlin (schemafast.go); nil otherwise.
+	fast   *fastSchema
 	decode func([]byte) (any, error) // kaptinlin's exact JSON decoder
 	// patterns and unevaluated prepare the screen (schemascreen.go).
 	patterns    map[*jsonschema.Schema][]screenPattern
@@ -152,6 +155,7 @@ func (c *schemaCompiler) compile(role string, raw json.RawMessage) (*compiledSch
 		return nil, fmt.Errorf(`%s: unsupported JSON Schema dialect %q in a subschema: use 2020-12 (no $schema) or draft-07`, role, slices.Min(nested))
 	}
 	cs.patterns, cs.unevaluated = screenPatterns(s), screenUnevaluated(s)
+	cs.fast = compileFast(doc)
 	return cs, nil
 }
 
@@ -162,13 +166,19 @@ func (c *schemaCompiler) compile(role string, raw json.RawMessage) (*compiledSch
 // read another value) and numbers out of bounds (exact arithmetic on
 // 1e999999 is slow) are problems.
 //
-// Cost: decoding the instance, plus a screen (see schemascreen.go) that
+// Cost: for a schema fastSchema models, one pass over the instance's text
+// (schemafast_raw.go), which settles every valid value. Otherwise (and for
+// every invalid value, to report kaptinlin's problems) decoding the
+// instance, a screen (see schemascreen.go) that
 // allocates nothing for a value that passes and stops at maxSchemaProblems,
 // plus kaptinlin — which is run only when the screen did not already find
 // maxSchemaProblems problems. An instance with any number of members that
 // additionalProperties forbids, or items of the wrong type, therefore costs
 // about what decoding it costs.
 func (s *compiledSchema) validate(instance json.RawMessage) []schemaProblem {
+	if s.fast != nil && s.fast.validRaw(instance) {
+		return nil // valid, read straight from the text (schemafast_raw.go)
+	}
 	v, err := s.decode(instance)
 	if err != nil {
 		return []schemaProblem{{Path: "", Message: "not valid JSON: " + decodeError(err) + " (send well-formed UTF-8 JSON with unique member names)"}}
@@ -180,6 +190,9 @@ func (s *compiledSchema) validate(instance json.RawMessage) []schemaProblem {
 	})
 	if f.total > 0 {
 		return f.list(f.total >= maxSchemaProblems)
+	}
+	if s.fast != nil && s.fast.valid(v) {
+		return nil // what kaptinlin would decide; an invalid value gets kaptinlin's problems below
 	}
 	if p := s.screen(v, 4*len(instance)+1024); len(p) >= maxSchemaProblems {
 		for _, q := range p {

@@ -91,6 +91,12 @@ type Tool struct {
 	Authorize func(ctx context.Context, req *CallToolRequest) error
 	// Handler runs the call.
 	Handler ToolHandler
+
+	// outputType is set by AddTypedTool when it derived OutputSchema from
+	// this type: a result of exactly this type satisfies the schema by
+	// construction (the schema describes what encoding/json writes for the
+	// type), so it is not checked again against it.
+	outputType reflect.Type
 }
 
 // ReadOnly reports whether the tool's annotations say it is read-only.
@@ -251,8 +257,9 @@ func compact(raw json.RawMessage) (json.RawMessage, error) {
 // schema is derived from In (a struct: exported fields by their json names,
 // fields without omitempty required, `jsonschema:"..."` tags as
 // descriptions; or a map). When t.OutputSchema is nil and Out is a struct,
-// the output schema is derived from Out, and every result is checked
-// against it. The arguments are decoded into a fresh In after validation;
+// the output schema is derived from Out; a result of type Out satisfies it
+// by construction, so only results of another type (an Out that is an
+// interface) are checked against it. The arguments are decoded into a fresh In after validation;
 // the handler's Out is the result (a *CallToolResult passes through).
 func AddTypedTool[In, Out any](s *Server, t Tool, h func(ctx context.Context, req *CallToolRequest, in In) (Out, error)) error {
 	if len(t.InputSchema) == 0 {
@@ -271,7 +278,7 @@ func AddTypedTool[In, Out any](s *Server, t Tool, h func(ctx context.Context, re
 				t.Name, reflect.TypeFor[Out](), err)
 		}
 		if ok {
-			t.OutputSchema = schema
+			t.OutputSchema, t.outputType = schema, out
 		}
 	}
 	// Decoding {} into a struct leaves it as it is: skip the decoder for

@@ -69,6 +69,24 @@ func inputTool(name, description string, reqs map[string]mcp.InputRequest, done 
 func statelessTools() []tool {
 	var dyn dynamicFixtures
 	return []tool{
+		{name: "test_header_param", add: func(srv *mcp.Server) error {
+			return srv.AddTool(mcp.Tool{
+				Name: "test_header_param",
+				Description: "Conformance fixture: its optional string argument region is mirrored into the " +
+					"Mcp-Param-Region header of a stateless call (x-mcp-header); returns the region as text.",
+				InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string",` +
+					`"x-mcp-header":"Region","description":"Any region name."}}}`),
+				Handler: func(_ context.Context, req *mcp.CallToolRequest) (any, error) {
+					var in struct {
+						Region string `json:"region"`
+					}
+					if err := json.Unmarshal(req.Arguments, &in); err != nil {
+						return nil, fmt.Errorf("test_header_param: reading the arguments: %w", err)
+					}
+					return textResult("region: " + in.Region), nil
+				},
+			})
+		}},
 		inputTool("test_input_required_result_elicitation", "Conformance fixture: asks the user's name (elicitation, key user_name) and greets them.",
 			map[string]mcp.InputRequest{"user_name": elicitInput("What is your name?", nameForm("name"))},
 			func(got mcp.InputResponses) string {

@@ -76,6 +76,7 @@ type Handler struct {
 	ctx          context.Context // the sessions' lifetime
 	cancel       context.CancelFunc
 	serving      idle.Group    // sessions whose shutdown has not finished
+	headerParams headerParams  // the x-mcp-header annotations of the tools, read once per schema
 	drainStarted chan struct{} // closed by the first Drain
 	drainOnce    sync.Once
 	// statelessSlots bounds the stateless requests running at once.

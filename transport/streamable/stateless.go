@@ -15,8 +15,8 @@ import (
 // The stateless revision (2026-07-28) over HTTP. A POST without
 // Mcp-Session-Id that is not initialize is one stateless request: its
 // MCP-Protocol-Version header must equal the protocol version in its
-// _meta, and the Mcp-Method and Mcp-Name headers, when present, must name
-// the body's method and target (else -32020 with HTTP 400). It runs on a
+// _meta, and the Mcp-Method, Mcp-Name and Mcp-Param-* headers must agree
+// with the body as headers.go describes (else -32020 with HTTP 400). It runs on a
 // connection of its own that ends with its answer: there is no session
 // id, no GET stream and nothing to DELETE. Its answer is JSON, or an event
 // stream when notifications of the request (progress, log messages, a
@@ -66,19 +66,26 @@ func (h *Handler) headerMismatch(w http.ResponseWriter, id *jsonrpc.ID, msg stri
 // targetOf is what Mcp-Name names for a method: the tool or prompt name,
 // the resource URI or the task id; ok is false for other methods.
 func targetOf(req *jsonrpc.Request) (string, bool) {
-	key := ""
-	switch req.Method {
-	case mcp.MethodToolsCall, mcp.MethodPromptsGet:
-		key = "name"
-	case mcp.MethodResourcesRead:
-		key = "uri"
-	case mcp.MethodTasksGet, mcp.MethodTasksUpdate, mcp.MethodTasksCancel:
-		key = "taskId"
-	default:
+	key := targetKey(req.Method)
+	if key == "" {
 		return "", false
 	}
 	v, _ := jsontext.String(jsontext.Member(req.Params, key))
 	return v, true
+}
+
+// targetKey is the member of params that Mcp-Name mirrors for method, or
+// "" when the method names no target.
+func targetKey(method string) string {
+	switch method {
+	case mcp.MethodToolsCall, mcp.MethodPromptsGet:
+		return "name"
+	case mcp.MethodResourcesRead:
+		return "uri"
+	case mcp.MethodTasksGet, mcp.MethodTasksUpdate, mcp.MethodTasksCancel:
+		return "taskId"
+	}
+	return ""
 }
 
 // checkHeaders checks a stateless request's headers against its body and
@@ -101,23 +108,13 @@ func (h *Handler) checkHeaders(w http.ResponseWriter, r *http.Request, req *json
 			return false
 		}
 	}
-	if m := r.Header.Get(headerMethod); m != "" && m != req.Method {
-		h.headerMismatch(w, id, "the "+headerMethod+" header says "+clipText(m)+" but the body's method is "+
-			clipText(req.Method)+"; send the body's method, or no header")
+	if why := checkStandardHeaders(r, req); why != "" {
+		h.headerMismatch(w, id, why)
 		return false
 	}
-	if names := r.Header.Values(headerName); len(names) > 0 {
-		target, ok := targetOf(req)
-		switch {
-		case !ok:
-			h.headerMismatch(w, id, "the "+headerName+" header is set, but "+clipText(req.Method)+" names no tool, "+
-				"prompt, resource or task; leave it out")
-			return false
-		case len(names) > 1 || trimHeader(names[0]) != target:
-			h.headerMismatch(w, id, "the "+headerName+" header says "+clipText(names[0])+" but the body names "+
-				clipText(target)+"; send the body's name, or no header")
-			return false
-		}
+	if why := h.checkParamHeaders(r, req); why != "" {
+		h.headerMismatch(w, id, why)
+		return false
 	}
 	return true
 }

@@ -27,10 +27,27 @@ func slBody(id, method, members string) string {
 		`"_meta":{"io.modelcontextprotocol/protocolVersion":"` + slVersion + `","io.modelcontextprotocol/clientCapabilities":{}}}}`
 }
 
-// slPost sends a stateless request with the 2026 header and hdr.
+// slPost sends a stateless request with the headers a conforming client
+// sends (MCP-Protocol-Version, Mcp-Method and, where the method names a
+// target, Mcp-Name, all taken from the body), then hdr, which may change or
+// delete ("") them.
 func (f *fixture) slPost(body string, hdr ...string) *http.Response {
 	f.t.Helper()
-	return f.do(http.MethodPost, body, append([]string{"MCP-Protocol-Version", slVersion}, hdr...)...)
+	std := []string{"MCP-Protocol-Version", slVersion}
+	var m struct {
+		Method string
+		Params map[string]any
+	}
+	if json.Unmarshal([]byte(body), &m) == nil && m.Method != "" {
+		std = append(std, "Mcp-Method", m.Method)
+		for _, key := range []string{"name", "uri", "taskId"} {
+			if v, ok := m.Params[key].(string); ok {
+				std = append(std, "Mcp-Name", v)
+				break
+			}
+		}
+	}
+	return f.do(http.MethodPost, body, append(std, hdr...)...)
 }
 
 func resultMap(t *testing.T, m wire) map[string]any {
@@ -95,6 +112,13 @@ func TestStatelessHeaderChecks(t *testing.T) {
 		{"Mcp-Method mismatch", call, []string{"Mcp-Method", "tools/list"}, 400, mcp.CodeHeaderMismatch},
 		{"Mcp-Name mismatch", call, []string{"Mcp-Name", "other"}, 400, mcp.CodeHeaderMismatch},
 		{"Mcp-Name on a method without a name", slBody(`"c"`, "tools/list", ""), []string{"Mcp-Name", "noop"}, 400, mcp.CodeHeaderMismatch},
+		{"no Mcp-Method", call, []string{"Mcp-Method", ""}, 400, mcp.CodeHeaderMismatch},
+		{"no Mcp-Method on tools/list", slBody(`"c"`, "tools/list", ""), []string{"Mcp-Method", ""}, 400, mcp.CodeHeaderMismatch},
+		{"no Mcp-Name on tools/call", call, []string{"Mcp-Name", ""}, 400, mcp.CodeHeaderMismatch},
+		{"Mcp-Method value in another case", slBody(`"c"`, "tools/list", ""), []string{"Mcp-Method", "TOOLS/LIST"}, 400, mcp.CodeHeaderMismatch},
+		{"lower-case header name", slBody(`"c"`, "tools/list", ""), []string{"Mcp-Method", "", "mcp-method", "tools/list"}, 200, 0},
+		{"upper-case header name", slBody(`"c"`, "tools/list", ""), []string{"Mcp-Method", "", "MCP-METHOD", "tools/list"}, 200, 0},
+		{"Mcp-Method with whitespace", call, []string{"Mcp-Method", "  tools/call "}, 200, 0},
 		{"Mcp-Method matches", call, []string{"Mcp-Method", "tools/call"}, 200, 0},
 		{"Mcp-Name matches", call, []string{"Mcp-Method", "tools/call", "Mcp-Name", "noop"}, 200, 0},
 		{"Mcp-Name with whitespace", call, []string{"Mcp-Name", " \tnoop\t "}, 200, 0},
@@ -159,7 +183,7 @@ func TestStatelessListenOverSSE(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	resp := f.send(f.request(ctx, http.MethodPost, slBody(`"L"`, "subscriptions/listen", `"notifications":{"toolsListChanged":true}`),
-		"MCP-Protocol-Version", slVersion))
+		"MCP-Protocol-Version", slVersion, "Mcp-Method", "subscriptions/listen"))
 	sse := newSSE(t, resp)
 	ack := decodeWire(t, sse.must(t).data)
 	if ack.Method != "notifications/subscriptions/acknowledged" || !strings.Contains(string(ack.Params), `"io.modelcontextprotocol/subscriptionId":"L"`) {
@@ -202,7 +226,7 @@ func TestStatelessConcurrencyBound(t *testing.T) {
 	}
 	first := make(chan answer, 1)
 	req := f.request(context.Background(), http.MethodPost, slBody(`1`, "tools/call", `"name":"steps","arguments":{"before":0,"after":0}`),
-		"MCP-Protocol-Version", slVersion)
+		"MCP-Protocol-Version", slVersion, "Mcp-Method", "tools/call", "Mcp-Name", "steps")
 	go func() {
 		resp, err := f.ts.Client().Do(req)
 		if err != nil {
