@@ -134,3 +134,39 @@ func (s *FileStore) readQuarantine() ([]QuarantinedLine, error) {
 func (s *FileStore) Quarantined(context.Context) ([]QuarantinedLine, error) {
 	return s.readQuarantine()
 }
+
+// QuarantineSummary reads the quarantine of the journal in dir without
+// opening a Store: how many distinct lines readers refused, and when the
+// latest was found (zero when none). A missing quarantine is none. The
+// file is read as a stream, so its size does not matter.
+func QuarantineSummary(dir string) (n int, latest time.Time, err error) {
+	f, err := os.Open(filepath.Join(dir, "quarantine", "lines.ndjson"))
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, time.Time{}, nil
+	}
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("read the quarantine: %w", err)
+	}
+	defer f.Close()
+	seen := map[string]bool{}
+	dec := json.NewDecoder(f)
+	for {
+		var q struct {
+			At  time.Time `json:"at"`
+			Key string    `json:"key"`
+		}
+		if err := dec.Decode(&q); err != nil {
+			// The end, or a torn last record (a crash while it was
+			// written): what came before it counts.
+			return n, latest, nil
+		}
+		if q.Key == "" || seen[q.Key] {
+			continue
+		}
+		seen[q.Key] = true
+		n++
+		if q.At.After(latest) {
+			latest = q.At
+		}
+	}
+}

@@ -103,6 +103,7 @@ func TestHealthAtRest(t *testing.T) {
 	want := `{"server":{"name":"hn","version":"1.2.3"},` +
 		`"config":{"toolTimeoutMs":1234,"maxConcurrentExecutions":7,"maxPayloadBytes":4321,"maxStateBytes":999},` +
 		`"resources":{"memoryUsageBytes":"*","schedLatencyP99Ms":"*","concurrentExecutions":0,"maxConcurrentExecutions":7,"droppedLogEntries":0},` +
+		`"messaging":{"backend":"files","quarantinedLines":0},` +
 		`"status":"*"}`
 	if err := wiretest.Match(want, string(raw)); err != nil {
 		t.Fatalf("health: %v\n%s", err, raw)

@@ -104,4 +104,12 @@ func TestDamagedJournalQuarantined(t *testing.T) {
 	if out, _, _ := runOperator(t, []string{"MCPRT_AACP_DATA_DIR=" + dir}, "quarantine"); !strings.Contains(out, "3 quarantined line(s)") {
 		t.Errorf("mcprt aacp quarantine: %s", out)
 	}
+	// health reports them too, in every process that shares the directory.
+	for _, p := range []*aproc{rcv, snd} {
+		h := p.ok(t, "health", `{}`)
+		m, _ := h["messaging"].(map[string]any)
+		if m["backend"] != "files" || m["quarantinedLines"] != float64(3) || m["lastQuarantined"] == nil {
+			t.Errorf("health's messaging report: %v, want backend files and 3 quarantined lines", h["messaging"])
+		}
+	}
 }

@@ -267,7 +267,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	}
 	// agent_list is the domain's: it also lists profiles and messaging agents.
 	if err := builtin.Register(srv, builtin.Options{Agents: agents, Version: cfg.Server.Version,
-		AdminAuthorized: adminAuthorized, OmitAgentList: true, Clock: testClock, MessagingHealth: natsBack.healthFunc()}); err != nil {
+		AdminAuthorized: adminAuthorized, OmitAgentList: true, Clock: testClock, MessagingHealth: messagingHealth(natsBack, cfg.AACP.DataDir)}); err != nil {
 		logger.Error("cannot register the built-in tools", "error", err.Error())
 		return exitFatal
 	}

@@ -189,3 +189,34 @@ func (b *natsBackend) Close() {
 		b.srv.Shutdown()
 	}
 }
+
+// filesHealth is the health tool's messaging report on the files
+// backend: the damaged channel lines readers set aside (mcprt aacp
+// quarantine lists them).
+type filesHealth struct {
+	Backend          string     `json:"backend"`
+	QuarantinedLines int        `json:"quarantinedLines"`
+	LastQuarantined  *time.Time `json:"lastQuarantined,omitempty"`
+	Error            string     `json:"error,omitempty"`
+}
+
+// messagingHealth is the health tool's messaging report: the NATS
+// connection and cluster on aacp.backend=nats, the files backend's
+// quarantined lines otherwise.
+func messagingHealth(b *natsBackend, dataDir string) func() any {
+	if f := b.healthFunc(); f != nil {
+		return f
+	}
+	return func() any {
+		h := filesHealth{Backend: "files"}
+		n, latest, err := journal.QuarantineSummary(dataDir)
+		h.QuarantinedLines = n
+		if !latest.IsZero() {
+			h.LastQuarantined = &latest
+		}
+		if err != nil {
+			h.Error = err.Error()
+		}
+		return h
+	}
+}

@@ -116,7 +116,7 @@ func healthSchema(messaging bool) json.RawMessage {
 		return healthOutput
 	}
 	return json.RawMessage(strings.Replace(string(healthOutput), `"status": {"type": "string"`,
-		`"messaging": {"type": "object", "description": "The NATS messaging backend: backend, connected, reconnects, cluster, leader, replicas, lag."}, "status": {"type": "string"`, 1))
+		`"messaging": {"type": "object", "description": "The messaging backend: backend (files or nats); files: quarantinedLines, lastQuarantined; nats: connected, reconnects, cluster, leader, replicas, lag."}, "status": {"type": "string"`, 1))
 }
 
 // health is the health tool: with f, its result carries f's report as
