@@ -246,7 +246,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodOptions { // CORS preflight: no credentials are sent with it
 		hdr := w.Header()
 		hdr.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
-		hdr.Set("Access-Control-Allow-Headers", "Content-Type, Accept, Authorization, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID")
+		hdr.Set("Access-Control-Allow-Headers", preflightHeaders(r.Header.Get("Access-Control-Request-Headers")))
 		hdr.Set("Access-Control-Max-Age", "600")
 		w.WriteHeader(http.StatusNoContent)
 		return
@@ -571,4 +571,26 @@ func closeUnlessRead(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength != 0 {
 		w.Header().Set("Connection", "close")
 	}
+}
+
+// corsHeaders are the request headers a browser client may send: the
+// transport's own, the stateless revision's Mcp-Method and Mcp-Name, and
+// Mcp-Tools (a session's tool profile).
+const corsHeaders = "Content-Type, Accept, Authorization, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID, " +
+	"Mcp-Method, Mcp-Name, Mcp-Tools"
+
+// preflightHeaders answers a CORS preflight's Access-Control-Request-Headers:
+// corsHeaders, plus each requested Mcp-Param-* header (a tool's
+// x-mcp-header arguments are named by the tool, so they cannot be listed
+// ahead of time). Other requested headers are not allowed.
+func preflightHeaders(requested string) string {
+	out := corsHeaders
+	for _, name := range strings.Split(requested, ",") {
+		name = strings.TrimSpace(name)
+		if len(name) > len("mcp-param-") && len(name) <= 128 && strings.EqualFold(name[:len("mcp-param-")], "mcp-param-") &&
+			!strings.ContainsAny(name, " \t\r\n:;") {
+			out += ", " + name
+		}
+	}
+	return out
 }
