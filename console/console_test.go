@@ -300,14 +300,20 @@ func TestRequeueDeadLetter(t *testing.T) {
 
 func TestReservationsAndTasks(t *testing.T) {
 	res := &fakeReservations{list: []Reservation{{ID: "r1", AgentID: "agent-b", Path: "src/<b>.go", Exclusive: true, CreatedAt: time.Now()}}}
-	tasks := fakeTasks{{ID: "t1", Title: "write docs", Status: "claimed", Assignee: "agent-b", DependsOn: []string{"t0"}}}
+	tasks := fakeTasks{{ID: "t3", Title: "ship", Status: "done"}, {ID: "t1", Title: "write docs", Status: "claimed", Assignee: "agent-b", DependsOn: []string{"t0"}},
+		{ID: "t0", Title: "outline", Status: "open"}}
 	f := newFixture(t, func(o *Options, _ *core.AACPConfig) { o.Reservations, o.Tasks = res, tasks })
 	f.signIn()
 	if code, body := f.get("reservations"); code != 200 || !strings.Contains(body, "src/&lt;b&gt;.go") {
 		t.Fatalf("reservations: %d\n%s", code, body)
 	}
-	if code, body := f.get("tasks"); code != 200 || !strings.Contains(body, "write docs") || !strings.Contains(body, "t0") {
+	code, body := f.get("tasks")
+	if code != 200 || !strings.Contains(body, "write docs") || !strings.Contains(body, "after t0") {
 		t.Fatalf("tasks: %d\n%s", code, body)
+	}
+	// The columns in the work queue's order, whatever order the tasks came in.
+	if o, c, d := strings.Index(body, `data-status="open"`), strings.Index(body, `data-status="claimed"`), strings.Index(body, `data-status="done"`); o < 0 || !(o < c && c < d) {
+		t.Errorf("the board's columns are not open, claimed, done in that order (at %d, %d, %d)", o, c, d)
 	}
 	if code, _, _ := f.post("reservations/release", url.Values{"csrf": {f.csrf()}, "id": {"r1"}}); code != http.StatusBadRequest {
 		t.Errorf("force-release without a reason: %d, want 400", code)
