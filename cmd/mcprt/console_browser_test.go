@@ -103,6 +103,14 @@ func TestConsoleInBrowser(t *testing.T) {
 			t.Fatalf("%s: %v\nthe page shows:\n%s", what, err, text)
 		}
 	}
+	// submit clicks a form's button and waits until the page it leads to
+	// has loaded (after the POST's redirect).
+	submit := func(what, sel string) {
+		t.Helper()
+		if _, err := chromedp.RunResponse(ctx, chromedp.Click(sel)); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
 	// waitText waits until the page's main content holds s.
 	waitText := func(s string) chromedp.Action {
 		return chromedp.Poll(`document.getElementById("main") && document.getElementById("main").innerText.includes(`+jsonString(s)+`)`,
@@ -157,8 +165,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	var left int
 	run("requeue", chromedp.Navigate(base+"messages"),
 		chromedp.Poll(`document.querySelectorAll("tr.deadletter[data-sender=human]").length > 0`, nil, chromedp.WithPollingTimeout(10*time.Second)),
-		chromedp.AttributeValue(`tr.deadletter[data-sender=human]`, "data-message", &deadID, nil), shot("messages"),
-		chromedp.Click(`tr.deadletter[data-sender=human] button.requeue`), chromedp.WaitVisible(`h1`))
+		chromedp.AttributeValue(`tr.deadletter[data-sender=human]`, "data-message", &deadID, nil), shot("messages"))
+	submit("requeue", `tr.deadletter[data-sender=human] button.requeue`)
 	run("requeued", chromedp.Evaluate(`document.querySelectorAll('tr.deadletter[data-message="`+deadID+`"]').length`, &left))
 	if deadID != rejected || left != 0 {
 		t.Errorf("the dead letter %q (want the rejected %q) is still listed after its requeue", deadID, rejected)
@@ -177,18 +185,21 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	// Force-release: refused while the holder is live, done once its
 	// process is killed (offline), with the reason recorded.
-	forceRelease := func(id, reason string) chromedp.Action {
+	forceRelease := func(id, reason string) {
+		t.Helper()
 		row := `tr[data-reservation="` + id + `"]`
-		return chromedp.Tasks{chromedp.Navigate(base + "reservations"), chromedp.WaitVisible(row),
-			chromedp.SendKeys(row+` input[name=reason]`, reason), chromedp.Click(row + ` button.force-release`), chromedp.WaitVisible(`h1`)}
+		run("open reservations", chromedp.Navigate(base+"reservations"), chromedp.WaitVisible(row), chromedp.SendKeys(row+` input[name=reason]`, reason))
+		submit("force-release "+id, row+` button.force-release`)
 	}
-	run("force-release a live holder's", chromedp.Navigate(base+"reservations"), chromedp.WaitVisible(`tr[data-reservation="`+betaLease+`"]`),
-		shot("reservations"), forceRelease(alphaLease, "take over"), waitText("RESERVATION_HOLDER_LIVE"), chromedp.WaitVisible(`p.error`))
+	run("reservations", chromedp.Navigate(base+"reservations"), chromedp.WaitVisible(`tr[data-reservation="`+betaLease+`"]`), shot("reservations"))
+	forceRelease(alphaLease, "take over")
+	run("force-release a live holder's", waitText("RESERVATION_HOLDER_LIVE"), chromedp.WaitVisible(`p.error`),
+		chromedp.WaitVisible(`tr[data-reservation="`+alphaLease+`"]`))
 	beta.p.Signal(syscall.SIGKILL)
 	beta.p.Wait(t)
 	run("beta offline", chromedp.Navigate(base), chromedp.WaitVisible(`tr[data-agent=beta] .presence.offline`))
-	run("force-release an offline holder's", forceRelease(betaLease, "beta was killed"),
-		chromedp.Poll(`document.querySelectorAll('tr[data-reservation="`+betaLease+`"]').length === 0 && document.querySelectorAll('tr[data-reservation="`+alphaLease+`"]').length === 1`,
+	forceRelease(betaLease, "beta was killed")
+	run("force-release an offline holder's", chromedp.Poll(`document.querySelectorAll('tr[data-reservation="`+betaLease+`"]').length === 0 && document.querySelectorAll('tr[data-reservation="`+alphaLease+`"]').length === 1`,
 			nil, chromedp.WithPollingTimeout(10*time.Second)))
 	if l := list(t, alpha.ok(t, "list_reservations", `{"agentId":"beta"}`), "leases"); len(l) != 0 {
 		t.Errorf("beta still holds %v after the force-release", l)
