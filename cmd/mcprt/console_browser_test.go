@@ -200,7 +200,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	run("beta offline", chromedp.Navigate(base), chromedp.WaitVisible(`tr[data-agent=beta] .presence.offline`))
 	forceRelease(betaLease, "beta was killed")
 	run("force-release an offline holder's", chromedp.Poll(`document.querySelectorAll('tr[data-reservation="`+betaLease+`"]').length === 0 && document.querySelectorAll('tr[data-reservation="`+alphaLease+`"]').length === 1`,
-			nil, chromedp.WithPollingTimeout(10*time.Second)))
+		nil, chromedp.WithPollingTimeout(10*time.Second)))
 	if l := list(t, alpha.ok(t, "list_reservations", `{"agentId":"beta"}`), "leases"); len(l) != 0 {
 		t.Errorf("beta still holds %v after the force-release", l)
 	}
