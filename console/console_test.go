@@ -244,21 +244,36 @@ func TestAgentContentIsEscaped(t *testing.T) {
 }
 
 func TestRequeueDeadLetter(t *testing.T) {
-	f := newFixture(t, func(_ *Options, a *core.AACPConfig) { a.AckTimeoutMs, a.MaxRetries, a.RetryBaseMs = 100, 0, 10 })
+	f := newFixture(t, nil)
 	f.signIn()
-	f.agent("agent-b") // never answers
+	b := f.agent("agent-b")
 	if code, body, _ := f.post("compose", url.Values{"csrf": {f.csrf()}, "to": {"agent-b"}, "body": {"x"}}); code != http.StatusOK {
 		t.Fatalf("compose: %d %s", code, body)
 	}
+	// A message fails by its ttl or by a NACK that allows no retry (not
+	// by an ack timeout): agent-b rejects it for good.
+	got, err := b.Receive(context.Background(), "agent-b", broker.ReceiveInput{WaitMs: 5000, Max: 1})
+	if err != nil || len(got.Messages) != 1 {
+		t.Fatalf("agent-b received %+v, %v; want the composed message", got, err)
+	}
+	if _, err := b.Nack(context.Background(), "agent-b", broker.NackInput{MessageID: got.Messages[0].MessageID, Reason: "cannot do it", CanRetry: false}); err != nil {
+		t.Fatal(err)
+	}
 	var id string
-	eventually(t, 10*time.Second, "the unanswered message becomes a dead letter", func() bool {
+	eventually(t, 10*time.Second, "the rejected message becomes a dead letter", func() bool {
 		snap, err := f.c.journal.current(context.Background())
 		if err != nil || len(snap.activeDead()) == 0 {
 			return false
 		}
+		if n := len(snap.activeDead()); n != 1 {
+			t.Fatalf("one rejected message made %d dead letters, want 1", n)
+		}
 		id = snap.activeDead()[0].MessageID
 		return true
 	})
+	if id != got.Messages[0].MessageID {
+		t.Errorf("the dead letter is %q, want the rejected message %q", id, got.Messages[0].MessageID)
+	}
 	if code, body := f.get("messages"); code != 200 || !strings.Contains(body, `data-message="`+id+`"`) {
 		t.Fatalf("the dead letter is not listed")
 	}
@@ -285,14 +300,20 @@ func TestRequeueDeadLetter(t *testing.T) {
 
 func TestReservationsAndTasks(t *testing.T) {
 	res := &fakeReservations{list: []Reservation{{ID: "r1", AgentID: "agent-b", Path: "src/<b>.go", Exclusive: true, CreatedAt: time.Now()}}}
-	tasks := fakeTasks{{ID: "t1", Title: "write docs", Status: "claimed", Assignee: "agent-b", DependsOn: []string{"t0"}}}
+	tasks := fakeTasks{{ID: "t3", Title: "ship", Status: "done"}, {ID: "t1", Title: "write docs", Status: "claimed", Assignee: "agent-b", DependsOn: []string{"t0"}},
+		{ID: "t0", Title: "outline", Status: "open"}}
 	f := newFixture(t, func(o *Options, _ *core.AACPConfig) { o.Reservations, o.Tasks = res, tasks })
 	f.signIn()
 	if code, body := f.get("reservations"); code != 200 || !strings.Contains(body, "src/&lt;b&gt;.go") {
 		t.Fatalf("reservations: %d\n%s", code, body)
 	}
-	if code, body := f.get("tasks"); code != 200 || !strings.Contains(body, "write docs") || !strings.Contains(body, "t0") {
+	code, body := f.get("tasks")
+	if code != 200 || !strings.Contains(body, "write docs") || !strings.Contains(body, "after t0") {
 		t.Fatalf("tasks: %d\n%s", code, body)
+	}
+	// The columns in the work queue's order, whatever order the tasks came in.
+	if o, c, d := strings.Index(body, `data-status="open"`), strings.Index(body, `data-status="claimed"`), strings.Index(body, `data-status="done"`); o < 0 || !(o < c && c < d) {
+		t.Errorf("the board's columns are not open, claimed, done in that order (at %d, %d, %d)", o, c, d)
 	}
 	if code, _, _ := f.post("reservations/release", url.Values{"csrf": {f.csrf()}, "id": {"r1"}}); code != http.StatusBadRequest {
 		t.Errorf("force-release without a reason: %d, want 400", code)

@@ -90,8 +90,21 @@ func (c *Console) tasks(ctx context.Context, q *request) {
 				b.Columns[i].Tasks = append(b.Columns[i].Tasks, t)
 			}
 		}
+		// The work queue's order: what waits, what is held, what ended;
+		// statuses the board does not know go last.
+		slices.SortStableFunc(b.Columns, func(x, y taskColumn) int { return boardRank(x.Status) - boardRank(y.Status) })
 	}
 	c.page(q, http.StatusOK, "tasks", "tasks", "tasks", pageData{Body: b, Error: problem})
+}
+
+// boardOrder is the order of the task board's columns.
+var boardOrder = []string{"open", "claimed", "in_progress", "blocked", "done", "failed"}
+
+func boardRank(status string) int {
+	if i := slices.Index(boardOrder, status); i >= 0 {
+		return i
+	}
+	return len(boardOrder)
 }
 
 // memoryBody is the memory page's data.

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -54,16 +55,27 @@ func TestConsoleInBrowser(t *testing.T) {
 	dir := t.TempDir()
 	const token = "console-browser-token-5678"
 	bin := wiretest.Build(t)
-	// Unanswered messages fail fast, so that a dead letter appears.
-	fast := []string{"MCPRT_AACP_ACK_TIMEOUT_MS=400", "MCPRT_AACP_MAX_RETRIES=0", "MCPRT_AACP_RETRY_BASE_MS=50"}
-	_, mcpURL := startHTTPServer(t, bin, token, append([]string{"MCPRT_AACP_DATA_DIR=" + dir, "MCPRT_AACP_AGENT_ID=lead",
-		"MCPRT_TRANSPORT_HTTP_AUTH_TOKEN_ENV_VAR=MCPRT_CONSOLE_TEST_TOKEN", "MCPRT_CONSOLE_TEST_TOKEN=" + token}, fast...)...)
+	_, mcpURL := startHTTPServer(t, bin, token, "MCPRT_AACP_DATA_DIR="+dir, "MCPRT_AACP_AGENT_ID=lead",
+		"MCPRT_TRANSPORT_HTTP_AUTH_TOKEN_ENV_VAR=MCPRT_CONSOLE_TEST_TOKEN", "MCPRT_CONSOLE_TEST_TOKEN="+token)
 	base := strings.TrimSuffix(mcpURL, "/mcp") + "/ui/"
-	alpha := startAgent(t, dir, "alpha", "Implementation", fast...)
-	beta := startAgent(t, dir, "beta", "Implementation", fast...)
+	alpha := startAgent(t, dir, "alpha", "Implementation")
+	beta := startAgent(t, dir, "beta", "Implementation")
 	alpha.ok(t, "aacp_register_agent", `{"type":"Implementation"}`)
 	beta.ok(t, "aacp_register_agent", `{"type":"Implementation"}`)
 	alpha.ok(t, "memory_store", `{"namespace":"notes","key":"plan","value":{"step":"<script>document.title='pwned'</script>"}}`)
+	// Reservations of both agents, and a small task board.
+	alphaLease := str(list(t, alpha.ok(t, "reserve_paths", `{"paths":["src/parser/**"],"exclusive":true,"reason":"rewriting the parser"}`), "leases")[0]["id"])
+	betaLease := str(list(t, beta.ok(t, "reserve_paths", `{"paths":["docs/*.md"],"exclusive":true,"reason":"release notes"}`), "leases")[0]["id"])
+	alpha.ok(t, "reserve_paths", `{"paths":["go.mod"],"exclusive":false,"reason":"reading"}`)
+	parser := str(alpha.ok(t, "task_post", `{"title":"Rewrite the parser","description":"streaming","priority":4}`)["taskId"])
+	tests := str(alpha.ok(t, "task_post", `{"title":"Fuzz the parser","description":"after the rewrite","dependsOn":["`+parser+`"]}`)["taskId"])
+	notes := str(alpha.ok(t, "task_post", `{"title":"Write the release notes","description":"v2","assignee":"beta"}`)["taskId"])
+	alpha.ok(t, "task_claim", `{"taskId":"`+parser+`"}`)
+	alpha.ok(t, "task_update", `{"taskId":"`+parser+`","status":"in_progress","note":"halfway"}`)
+	beta.ok(t, "task_claim", `{"taskId":"`+notes+`"}`)
+	done := str(alpha.ok(t, "task_post", `{"title":"Pin the toolchain","description":"go 1.24"}`)["taskId"])
+	alpha.ok(t, "task_claim", `{"taskId":"`+done+`"}`)
+	alpha.ok(t, "task_update", `{"taskId":"`+done+`","status":"done","result":"pinned"}`)
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome), chromedp.NoSandbox,
 		chromedp.WindowSize(1280, 900), chromedp.Flag("disable-dev-shm-usage", true))
@@ -71,7 +83,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	defer cancelAlloc()
 	ctx, cancelTab := chromedp.NewContext(actx)
 	defer cancelTab()
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
 	shots := screenshotDir(t)
 	shot := func(name string) chromedp.Action {
@@ -89,6 +101,14 @@ func TestConsoleInBrowser(t *testing.T) {
 			var text string
 			_ = chromedp.Run(ctx, chromedp.Evaluate(`document.body ? document.body.innerText : ""`, &text))
 			t.Fatalf("%s: %v\nthe page shows:\n%s", what, err, text)
+		}
+	}
+	// submit clicks a form's button and waits until the page it leads to
+	// has loaded (after the POST's redirect).
+	submit := func(what, sel string) {
+		t.Helper()
+		if _, err := chromedp.RunResponse(ctx, chromedp.Click(sel)); err != nil {
+			t.Fatalf("%s: %v", what, err)
 		}
 	}
 	// waitText waits until the page's main content holds s.
@@ -134,24 +154,62 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	alpha.ok(t, "aacp_ack", `{"messageId":`+jsonString(astr(m, "messageId"))+`,"status":"processed"}`)
 
-	// A message to beta, which never answers, becomes a dead letter; requeue it.
+	// A message beta rejects for good (a NACK without retry) becomes a
+	// dead letter: messages fail by their ttl or such a NACK, not by an
+	// ack timeout. Requeue it.
 	run("compose to beta", chromedp.Navigate(base+"compose?to=beta"), chromedp.WaitVisible(`textarea[name=body]`),
 		chromedp.SendKeys(`textarea[name=body]`, "are you there?"), chromedp.Submit(`textarea[name=body]`), chromedp.WaitVisible(`#sent`))
+	rejected := astr(beta.receiveOne(t, "CUSTOM_HUMAN_MESSAGE"), "messageId")
+	beta.ok(t, "aacp_nack", `{"messageId":`+jsonString(rejected)+`,"reason":"not my area","canRetry":false}`)
 	var deadID string
 	var left int
 	run("requeue", chromedp.Navigate(base+"messages"),
 		chromedp.Poll(`document.querySelectorAll("tr.deadletter[data-sender=human]").length > 0`, nil, chromedp.WithPollingTimeout(10*time.Second)),
-		chromedp.AttributeValue(`tr.deadletter[data-sender=human]`, "data-message", &deadID, nil), shot("messages"),
-		chromedp.Click(`tr.deadletter[data-sender=human] button.requeue`), chromedp.WaitVisible(`h1`))
+		chromedp.AttributeValue(`tr.deadletter[data-sender=human]`, "data-message", &deadID, nil), shot("messages"))
+	submit("requeue", `tr.deadletter[data-sender=human] button.requeue`)
 	run("requeued", chromedp.Evaluate(`document.querySelectorAll('tr.deadletter[data-message="`+deadID+`"]').length`, &left))
-	if deadID == "" || left != 0 {
-		t.Errorf("the dead letter %q is still listed after its requeue", deadID)
+	if deadID != rejected || left != 0 {
+		t.Errorf("the dead letter %q (want the rejected %q) is still listed after its requeue", deadID, rejected)
 	}
+	run("a message", chromedp.Navigate(base+"messages/"+rejected), chromedp.WaitVisible(`h1`), shot("message"))
+
+	// The task board: each task in its status's column, with what it waits for.
+	var inCol, after int
+	run("tasks", chromedp.Navigate(base+"tasks"), chromedp.WaitVisible(`article[data-task="`+tests+`"]`), shot("tasks"),
+		chromedp.Evaluate(`document.querySelectorAll('[data-status=in_progress] [data-task="`+parser+`"], [data-status=open] [data-task="`+tests+`"], `+
+			`[data-status=claimed] [data-task="`+notes+`"], [data-status=done] [data-task="`+done+`"]').length`, &inCol),
+		chromedp.Evaluate(`document.querySelector('[data-task="`+tests+`"]').innerText.includes("after `+parser+`") ? 1 : 0`, &after))
+	if inCol != 4 || after != 1 {
+		t.Errorf("the board shows %d of 4 tasks in their columns, dependency shown: %v", inCol, after == 1)
+	}
+
+	// Force-release: refused while the holder is live, done once its
+	// process is killed (offline), with the reason recorded.
+	forceRelease := func(id, reason string) {
+		t.Helper()
+		row := `tr[data-reservation="` + id + `"]`
+		run("open reservations", chromedp.Navigate(base+"reservations"), chromedp.WaitVisible(row), chromedp.SendKeys(row+` input[name=reason]`, reason))
+		submit("force-release "+id, row+` button.force-release`)
+	}
+	run("reservations", chromedp.Navigate(base+"reservations"), chromedp.WaitVisible(`tr[data-reservation="`+betaLease+`"]`), shot("reservations"))
+	forceRelease(alphaLease, "take over")
+	run("force-release a live holder's", waitText("RESERVATION_HOLDER_LIVE"), chromedp.WaitVisible(`p.error`),
+		chromedp.WaitVisible(`tr[data-reservation="`+alphaLease+`"]`))
+	beta.p.Signal(syscall.SIGKILL)
+	beta.p.Wait(t)
+	run("beta offline", chromedp.Navigate(base), chromedp.WaitVisible(`tr[data-agent=beta] .presence.offline`))
+	forceRelease(betaLease, "beta was killed")
+	run("force-release an offline holder's", chromedp.Poll(`document.querySelectorAll('tr[data-reservation="`+betaLease+`"]').length === 0 && document.querySelectorAll('tr[data-reservation="`+alphaLease+`"]').length === 1`,
+		nil, chromedp.WithPollingTimeout(10*time.Second)))
+	if l := list(t, alpha.ok(t, "list_reservations", `{"agentId":"beta"}`), "leases"); len(l) != 0 {
+		t.Errorf("beta still holds %v after the force-release", l)
+	}
+	run("force-release recorded", chromedp.Navigate(base+"traces?tool=console.force_release"), waitText("console.force_release"))
 
 	// The other pages, and a trace's timeline.
 	run("overview shot", chromedp.Navigate(base), chromedp.WaitVisible(`table.agents`), shot("overview"))
 	run("memory", chromedp.Navigate(base+"memory"), waitText("plan"), shot("memory"))
-	for _, p := range []string{"sessions", "guard", "reservations", "tasks"} {
+	for _, p := range []string{"sessions", "guard"} {
 		run(p, chromedp.Navigate(base+p), chromedp.WaitVisible(`h1`), shot(p))
 	}
 	alpha.ok(t, "workflow_run", `{"workflowId":"remember-and-recall","input":{"key":"release-notes","note":{"text":"ship it"}}}`)

@@ -90,6 +90,17 @@ func TestConsoleUI(t *testing.T) {
 		t.Errorf("alpha received %v", m)
 	}
 	u.waitPage("messages?agent=alpha", 5*time.Second, "from the console")
+	// The reservations, the task board and the message search of the
+	// data directory's store.
+	lease := str(list(t, alpha.ok(t, "reserve_paths", `{"paths":["lib/**"],"exclusive":true,"reason":"porting"}`), "leases")[0]["id"])
+	taskID := str(alpha.ok(t, "task_post", `{"title":"port the lib","description":"to v2"}`)["taskId"])
+	u.waitPage("reservations", 5*time.Second, `data-reservation="`+lease+`" data-agent="alpha"`, "lib/**")
+	u.waitPage("tasks", 5*time.Second, `data-task="`+taskID+`"`, "port the lib")
+	u.waitPage("messages?q=console", 5*time.Second, `class="hit"`, "[console]")
+	if code, body := u.post("reservations/release", url.Values{"csrf": {u.csrf()}, "id": {lease}, "reason": {"mine now"}}); code != http.StatusBadRequest ||
+		!strings.Contains(body, "RESERVATION_HOLDER_LIVE") {
+		t.Errorf("force-release of online alpha's lease: %d, want 400 RESERVATION_HOLDER_LIVE\n%s", code, body)
+	}
 	p.Signal(syscall.SIGTERM)
 	if code := p.Wait(t); code != 0 {
 		t.Errorf("mcprt ui exited %d on SIGTERM, not 0:\n%s", code, p.Stderr())

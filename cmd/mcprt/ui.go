@@ -5,6 +5,7 @@ package main
 // `mcprt --http`.
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -120,9 +121,17 @@ func runUI(args []string, stdout, stderr io.Writer, environ []string) int {
 		return exitConfig
 	}
 	defer messaging.Close()
-	ui, err := console.New(console.Options{Config: uiCfg, DataDir: cfg.AACP.DataDir, StoreDir: domainCfg.StoreDir(cfg.AACP.DataDir),
-		PoliciesDir: domainCfg.PoliciesDir(cfg.AACP.DataDir), BusyTimeout: time.Duration(domainCfg.Store.BusyTimeoutMs) * time.Millisecond,
-		Messaging: messaging, Token: token, AllowedHosts: web.AllowedHosts, AllowedOrigins: web.AllowedOrigins, Logger: logger})
+	busy := time.Duration(domainCfg.Store.BusyTimeoutMs) * time.Millisecond
+	sources, err := newConsoleSources(domainCfg.StoreDir(cfg.AACP.DataDir), busy, nil, messaging, uiCfg.HumanAgentID)
+	if err != nil {
+		return fail(exitFatal, err)
+	}
+	defer sources.Close()
+	opts := console.Options{Config: uiCfg, DataDir: cfg.AACP.DataDir, StoreDir: domainCfg.StoreDir(cfg.AACP.DataDir),
+		PoliciesDir: domainCfg.PoliciesDir(cfg.AACP.DataDir), BusyTimeout: busy,
+		Messaging: messaging, Token: token, AllowedHosts: web.AllowedHosts, AllowedOrigins: web.AllowedOrigins, Logger: logger}
+	sources.options(&opts)
+	ui, err := console.New(opts)
 	if err != nil {
 		return fail(exitFatal, err)
 	}
@@ -165,21 +174,42 @@ func runUI(args []string, stdout, stderr io.Writer, environ []string) int {
 // streams end.
 func mountConsole(ctx context.Context, web *streamable.Handler, uiCfg console.Config, httpCfg streamable.Config, cfg core.Config,
 	domainCfg domaintools.Config, messaging *aacptools.Service, telemetry *core.Telemetry, domain *domaintools.Domain,
-	environ []string, clock core.Clock, logger *slog.Logger) (*console.Console, error) {
+	environ []string, clock core.Clock, logger *slog.Logger) (*mountedConsole, error) {
 	token := ""
 	if httpCfg.AuthTokenEnvVar != "" {
 		token = lookupEnv(environ, httpCfg.AuthTokenEnvVar)
 	}
-	ui, err := console.New(console.Options{Config: uiCfg, DataDir: cfg.AACP.DataDir, StoreDir: domainCfg.StoreDir(cfg.AACP.DataDir),
-		PoliciesDir: domainCfg.PoliciesDir(cfg.AACP.DataDir), BusyTimeout: time.Duration(domainCfg.Store.BusyTimeoutMs) * time.Millisecond,
-		Messaging: messaging, Token: token, AllowedHosts: httpCfg.AllowedHosts, AllowedOrigins: httpCfg.AllowedOrigins,
-		Health: serverHealth{telemetry: telemetry, domain: domain, web: web}, Clock: clock, Logger: logger})
+	busy := time.Duration(domainCfg.Store.BusyTimeoutMs) * time.Millisecond
+	sources, err := newConsoleSources(domainCfg.StoreDir(cfg.AACP.DataDir), busy, clock, messaging, cmp.Or(uiCfg.HumanAgentID, console.DefaultConfig().HumanAgentID))
 	if err != nil {
+		return nil, err
+	}
+	opts := console.Options{Config: uiCfg, DataDir: cfg.AACP.DataDir, StoreDir: domainCfg.StoreDir(cfg.AACP.DataDir),
+		PoliciesDir: domainCfg.PoliciesDir(cfg.AACP.DataDir), BusyTimeout: busy,
+		Messaging: messaging, Token: token, AllowedHosts: httpCfg.AllowedHosts, AllowedOrigins: httpCfg.AllowedOrigins,
+		Health: serverHealth{telemetry: telemetry, domain: domain, web: web}, Clock: clock, Logger: logger}
+	sources.options(&opts)
+	ui, err := console.New(opts)
+	if err != nil {
+		_ = sources.Close()
 		return nil, err
 	}
 	web.Mount(ui.Prefix(), ui)
 	context.AfterFunc(ctx, ui.Drain) // a shutdown ends the live event streams rather than wait for them
-	return ui, nil
+	return &mountedConsole{Console: ui, sources: sources}, nil
+}
+
+// mountedConsole is the console mounted beside the MCP endpoint, with
+// its data sources.
+type mountedConsole struct {
+	*console.Console
+	sources *consoleSources
+}
+
+// Close closes the console and its sources' store handle.
+func (m *mountedConsole) Close() error {
+	err := m.Console.Close()
+	return errors.Join(err, m.sources.Close())
 }
 
 // serverHealth is the health figures of the serving process.

@@ -199,3 +199,17 @@ func (s *Service) viewTool(ctx context.Context, _ *mcp.CallToolRequest, in viewA
 	}
 	return ViewOutput{AgentID: id, View: in.View, Messages: msgs}, nil
 }
+
+// SearchMessages runs q over the message index once it holds everything
+// the journal holds, as aacp_search does; q.Limit must be positive.
+// The overseer's console searches through it.
+func (s *Service) SearchMessages(ctx context.Context, q store.MessageQuery) ([]store.MessageHit, error) {
+	if q.Limit <= 0 {
+		return nil, core.Errorf(core.CodeInvalidArgument, "the message search limit is %d; give a positive limit such as 20", q.Limit)
+	}
+	x, err := s.freshIndex(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return x.Search(ctx, q)
+}
