@@ -94,17 +94,18 @@ type ToolsConfig struct {
 	AdminPolicy              AdminPolicyConfig `json:"adminPolicy"` // who may call admin tools
 	// Profile and Enabled choose the tools a session sees and may call
 	// (see ToolProfiles); a transport may let a session choose its own.
-	Profile string   `json:"profile" config:"enum=core|messaging|memory|governance|full" help:"Named set of tools every session sees and may call: core (messaging, memory, reservations, tasks: what a coding session needs daily), messaging, memory, governance (guard, sessions, traces, workflows) or full (every tool)."`
+	Profile string   `json:"profile" config:"enum=core|messaging|memory|coordination|governance|full" help:"Named set of tools every session sees and may call: core (messaging, memory, reservations, tasks: what a coding session needs daily), messaging, memory, coordination (reservations, tasks), governance (guard, sessions, traces, workflows, and oversight of reservations and tasks) or full (every tool)."`
 	Enabled []string `json:"enabled" help:"Explicit list of the tools a session sees: tool names, name prefixes ending in * (memory_*) and profile names; when not empty it replaces tools.profile (file: JSON array; env: comma-separated)."`
 }
 
 // Tool profiles of tools.profile.
 const (
-	ToolProfileCore       = "core"
-	ToolProfileMessaging  = "messaging"
-	ToolProfileMemory     = "memory"
-	ToolProfileGovernance = "governance"
-	ToolProfileFull       = "full" // every tool
+	ToolProfileCore         = "core"
+	ToolProfileMessaging    = "messaging"
+	ToolProfileMemory       = "memory"
+	ToolProfileCoordination = "coordination"
+	ToolProfileGovernance   = "governance"
+	ToolProfileFull         = "full" // every tool
 )
 
 // ToolProfiles returns the named tool profiles other than full: each a
@@ -117,9 +118,14 @@ func ToolProfiles() map[string][]string {
 			"memory_store", "memory_search", "memory_retrieve",
 			"reserve_paths", "check_reservations", "release_reservations",
 			"task_claim", "task_update", "coord_start", "coord_finish", "server_ping"},
-		ToolProfileMessaging:  {"aacp_*", "coord_start", "coord_finish", "server_ping"},
-		ToolProfileMemory:     {"memory_*", "server_ping"},
-		ToolProfileGovernance: {"guard_*", "session_*", "trace_*", "workflow_*", "server_ping", "health"},
+		ToolProfileMessaging: {"aacp_*", "coord_start", "coord_finish", "server_ping"},
+		ToolProfileMemory:    {"memory_*", "server_ping"},
+		ToolProfileCoordination: {"reserve_paths", "renew_reservations", "release_reservations", "check_reservations",
+			"list_reservations", "force_release_reservation", "task_*", "coord_start", "coord_finish", "server_ping"},
+		// Governance watches and unblocks the others' work: it sees
+		// reservations and tasks and may break a lease, but takes none.
+		ToolProfileGovernance: {"guard_*", "session_*", "trace_*", "workflow_*", "list_reservations", "check_reservations",
+			"force_release_reservation", "task_list", "task_get", "server_ping", "health"},
 	}
 }
 
@@ -130,7 +136,7 @@ func (c *ToolsConfig) Validate() error {
 		if !ValidToolPattern(e) {
 			return &ConfigError{Key: "enabled",
 				Allowed: "a list of tool names (letters, digits, _ - .), name prefixes ending in * (memory_*) or profile names " +
-					"(core, messaging, memory, governance, full); file: JSON array; env: comma-separated",
+					"(core, messaging, memory, coordination, governance, full); file: JSON array; env: comma-separated",
 				Reason: "not a tool name, prefix or profile: " + strconv.Quote(e)}
 		}
 	}

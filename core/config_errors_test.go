@@ -119,8 +119,8 @@ func TestConfigInvalid(t *testing.T) {
 
 		{"bad tools.enabled entry", "", []string{"MCPRT_TOOLS_ENABLED=memory_store,trace tree"}, ConfigError{Key: "tools.enabled",
 			Env: "MCPRT_TOOLS_ENABLED", Value: "memory_store,trace tree", Source: "env", Reason: `not a tool name, prefix or profile: "trace tree"`,
-			Allowed: "a list of tool names (letters, digits, _ - .), name prefixes ending in * (memory_*) or profile names (core, messaging, memory, governance, full); file: JSON array; env: comma-separated"}},
-		{"unknown profile", "", []string{"MCPRT_TOOLS_PROFILE=small"}, envErr("tools.profile", "small", "one of core, messaging, memory, governance, full (case-sensitive)", notAllowedEnum)},
+			Allowed: "a list of tool names (letters, digits, _ - .), name prefixes ending in * (memory_*) or profile names (core, messaging, memory, coordination, governance, full); file: JSON array; env: comma-separated"}},
+		{"unknown profile", "", []string{"MCPRT_TOOLS_PROFILE=small"}, envErr("tools.profile", "small", "one of core, messaging, memory, coordination, governance, full (case-sensitive)", notAllowedEnum)},
 
 		// Booleans.
 		{"env yes", "", []string{"MCPRT_TOOLS_ADMIN_REGISTRATION_ENABLED=yes"}, envErr("tools.adminRegistrationEnabled", "yes", "true, false, 1 or 0", "not a boolean")},

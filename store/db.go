@@ -35,6 +35,10 @@ type Options struct {
 	BusyTimeout time.Duration
 	// Clock stamps the schema_version rows. Nil means core.SystemClock.
 	Clock core.Clock
+	// ReadOnly opens the database for reading only: the directory and the
+	// file are never created, migrations are not applied, and every write
+	// fails with STORAGE_READ_ONLY. For readers beside a server (hooks).
+	ReadOnly bool
 }
 
 // DB is the shared SQLite database of one data directory. It is opened on
@@ -122,6 +126,10 @@ func (d *DB) handle(ctx context.Context) (*sql.DB, error) {
 // is refused), and a database file removed or replaced under the server
 // is refused rather than written into.
 func (d *DB) writeHandle(ctx context.Context) (*sql.DB, error) {
+	if d.opts.ReadOnly {
+		return nil, diskerr.New(diskerr.CodeReadOnly, "store: write to "+d.path,
+			errors.New("the store was opened for reading only (Options.ReadOnly)"))
+	}
 	d.mu.Lock()
 	if d.db != nil && d.readOnly {
 		if !writable(d.opts.Dir, d.path) {
@@ -146,6 +154,9 @@ func (d *DB) writeHandle(ctx context.Context) (*sql.DB, error) {
 }
 
 func (d *DB) open(ctx context.Context) (*sql.DB, error) {
+	if d.opts.ReadOnly {
+		return d.openReadOnly(ctx)
+	}
 	if err := os.MkdirAll(d.opts.Dir, 0o700); err != nil {
 		if _, serr := os.Stat(d.path); serr != nil {
 			return nil, d.storeError(ctx, "create the data directory "+d.opts.Dir, err)

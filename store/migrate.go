@@ -171,3 +171,30 @@ func migrate(ctx context.Context, d *DB, db *sql.DB) error {
 		return nil
 	})
 }
+
+// ReservationsVersion is the schema version that added the reservations
+// table: a database below it holds no reservations.
+const ReservationsVersion = 7
+
+// Version returns the schema version the database has now: 0 for a file
+// that another process is still creating (no schema_version table yet).
+// A reader that opened it with Options.ReadOnly uses it to tell "no such
+// data yet" from an error.
+func (d *DB) Version(ctx context.Context) (int, error) {
+	var v int
+	err := d.read(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'`).
+			Scan(&n); err != nil {
+			return storeError(ctx, "reading the schema", err)
+		}
+		if n == 0 {
+			return nil
+		}
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_version`).Scan(&v); err != nil {
+			return storeError(ctx, "reading schema_version", err)
+		}
+		return nil
+	})
+	return v, err
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -183,8 +184,13 @@ func TestToolsHostileInputs(t *testing.T) {
 	}
 }
 
-// Every field of every tool input and output has a camelCase json name and
-// a jsonschema description; every spec is named and described.
+// The rule the tool types follow since the tool lists were tightened for a
+// model's context: every field has a camelCase json name; a jsonschema
+// description is optional (only where a model would otherwise call wrong)
+// and, when present, is one short line that lists no error codes; every
+// input argument that holds raw JSON declares its type (toolspec.Object for
+// an object), except an argument that takes any JSON value. Every spec is
+// named and described.
 func TestToolTypesAreDescribed(t *testing.T) {
 	types := []any{
 		memory.StoreInput{}, memory.StoreOutput{}, memory.KeyInput{}, memory.RetrieveOutput{}, memory.SearchInput{},
@@ -197,16 +203,25 @@ func TestToolTypesAreDescribed(t *testing.T) {
 		guard.ListInput{}, guard.ListOutput{}, guard.PolicyOutput{}, guard.CheckInput{}, guard.CheckOutput{},
 		guard.GateOutput{}, guard.ViolationOutput{}, guard.ApplyInput{}, guard.ApplyOutput{},
 	}
+	// Arguments that take any JSON value, so no single type fits them.
+	anyValue := map[string]bool{"memory.StoreInput.Value": true}
+	rawJSON := reflect.TypeFor[json.RawMessage]()
 	for _, v := range types {
 		rt := reflect.TypeOf(v)
+		input := strings.HasSuffix(rt.Name(), "Input")
 		for i := range rt.NumField() {
 			f := rt.Field(i)
 			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 			if name == "" || name[0] < 'a' || name[0] > 'z' || strings.ContainsAny(name, "_-") {
 				t.Errorf("%s.%s: json name %q is not camelCase", rt, f.Name, name)
 			}
-			if f.Tag.Get("jsonschema") == "" {
-				t.Errorf("%s.%s has no jsonschema description", rt, f.Name)
+			if d := f.Tag.Get("jsonschema"); len(d) > maxFieldDescription || strings.ContainsAny(d, "\n") || errorCode.MatchString(d) {
+				t.Errorf("%s.%s: description %q is not one short line (at most %d bytes) without error codes",
+					rt, f.Name, d, maxFieldDescription)
+			}
+			if input && !anyValue[rt.String()+"."+f.Name] &&
+				(f.Type == rawJSON || f.Type.Kind() == reflect.Interface || f.Type.Kind() == reflect.Map) {
+				t.Errorf("%s.%s (%s) takes untyped JSON: declare its type (toolspec.Object for an object)", rt, f.Name, f.Type)
 			}
 		}
 	}
@@ -221,3 +236,10 @@ func TestToolTypesAreDescribed(t *testing.T) {
 		}
 	}
 }
+
+// maxFieldDescription is the longest jsonschema description of a tool
+// type's field: a hint, not documentation.
+const maxFieldDescription = 100
+
+// errorCode matches an error code such as INVALID_ARGUMENT or E_ROUTING_001.
+var errorCode = regexp.MustCompile(`\b(E_[A-Z]+_\d+|[A-Z]{2,}_[A-Z_]{2,})\b`)

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -23,6 +24,7 @@ import (
 	"github.com/mcprt/mcprt/aacp/envelope"
 	"github.com/mcprt/mcprt/aacp/journal"
 	"github.com/mcprt/mcprt/mcp/domaintools"
+	"github.com/mcprt/mcprt/store"
 	"github.com/mcprt/mcprt/transport/streamable"
 )
 
@@ -34,8 +36,8 @@ Usage:
 The client runs it on SessionStart, UserPromptSubmit / BeforeAgent and Stop /
 AfterAgent with its hook input (JSON) on stdin; the client is detected from
 the input when not named. It prints the client's hook output (JSON) when the
-agent has unread messages or reservations about to expire, and nothing
-otherwise. It always exits 0. docs/hooks.md has copy-paste configurations.
+agent has unread messages or path reservations that expire within ten
+minutes, and nothing otherwise. It always exits 0. docs/hooks.md has copy-paste configurations.
 
 Flags:
   --agent ID       the agent whose inbox to read (default: aacp.agentId,
@@ -184,7 +186,7 @@ func hookGather(configPath, dataDir, agent string, environ []string, now time.Ti
 		configPath = lookupEnv(environ, "MCPRT_CONFIG")
 	}
 	web := streamable.DefaultConfig()
-	cfg, _, err := domaintools.LoadConfig(configPath, environ, version, httpSection(&web))
+	cfg, dom, err := domaintools.LoadConfig(configPath, environ, version, httpSection(&web))
 	if err != nil {
 		return hookReport{}, fmt.Errorf("invalid configuration: %w", err)
 	}
@@ -217,8 +219,12 @@ func hookGather(configPath, dataDir, agent string, environ []string, now time.Ti
 		return rep, fmt.Errorf("reading the inbox of %s: %w", agent, err)
 	}
 	rep.messages = unfinished(msgs, now)
-	rep.expiring, err = reservationsExpiringSoon(ctx, cfg.AACP.DataDir, agent, now, hookExpiringSoon)
-	return rep, err
+	rep.expiring, err = reservationsExpiringSoon(ctx, dom.StoreDir(cfg.AACP.DataDir), agent, now, hookExpiringSoon,
+		dom.Coord.MaxReservationsPerAgent)
+	if err != nil {
+		return rep, fmt.Errorf("reading the reservations of %s: %w", agent, err)
+	}
+	return rep, nil
 }
 
 // unfinished keeps what the agent has not finished, as `mcprt aacp inbox`
@@ -247,12 +253,44 @@ func unfinished(msgs []stored, now time.Time) []stored {
 	return open
 }
 
-// reservationsExpiringSoon returns the agent's path reservations that
-// expire within soon of now. Reservations live in the coordination store,
-// which is wired into this function when that store is part of the build;
-// until then there are none to report.
-func reservationsExpiringSoon(ctx context.Context, dataDir, agent string, now time.Time, soon time.Duration) ([]expiringReservation, error) {
-	return nil, nil
+// reservationsExpiringSoon returns the agent's active path reservations
+// that expire within soon of now, read from the coordination store in
+// storeDir opened for reading only; the leases of one reserve_paths (or
+// renew_reservations) call, which end together, make one entry, soonest
+// first, at most hookListed of them. A store that does not exist yet holds
+// none and is not created. limit is the most leases one agent may hold.
+func reservationsExpiringSoon(ctx context.Context, storeDir, agent string, now time.Time, soon time.Duration,
+	limit int) ([]expiringReservation, error) {
+	if _, err := os.Stat(filepath.Join(storeDir, store.FileName)); err != nil {
+		return nil, nil // no coordination store yet: no reservations
+	}
+	db, err := store.New(store.Options{Dir: storeDir, ReadOnly: true, BusyTimeout: hookStdinWait})
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	if v, err := db.Version(ctx); err != nil || v < store.ReservationsVersion {
+		return nil, err // a store still being created holds none yet
+	}
+	leases, _, err := db.Reservations().List(ctx, agent, now, limit)
+	if err != nil {
+		return nil, err
+	}
+	var out []expiringReservation
+	at := map[time.Time]int{}
+	for _, l := range leases {
+		if l.ExpiresAt.Sub(now) > soon {
+			continue
+		}
+		if i, ok := at[l.ExpiresAt]; ok {
+			out[i].Paths = append(out[i].Paths, l.Pattern)
+			continue
+		}
+		at[l.ExpiresAt] = len(out)
+		out = append(out, expiringReservation{Paths: []string{l.Pattern}, ExpiresAt: l.ExpiresAt})
+	}
+	slices.SortStableFunc(out, func(a, b expiringReservation) int { return a.ExpiresAt.Compare(b.ExpiresAt) })
+	return out[:min(len(out), hookListed)], nil
 }
 
 // hookText is the summary the model reads; "" when there is nothing to say.
@@ -272,8 +310,12 @@ func hookText(rep hookReport, now time.Time) string {
 		}
 	}
 	for _, r := range rep.expiring {
+		paths := strings.Join(r.Paths[:min(len(r.Paths), hookListed)], ", ")
+		if n := len(r.Paths) - hookListed; n > 0 {
+			paths += fmt.Sprintf(" and %d more", n)
+		}
 		fmt.Fprintf(&b, "mcprt: your reservation of %s expires in %s; renew it if you still edit there, else release it.\n",
-			strings.Join(r.Paths, ", "), r.ExpiresAt.Sub(now).Round(time.Second))
+			paths, r.ExpiresAt.Sub(now).Round(time.Second))
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }

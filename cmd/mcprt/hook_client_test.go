@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -261,5 +262,65 @@ func TestHookText(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The hook reports the agent's path reservations that expire within ten
+// minutes, read from the coordination store without writing it: not
+// another agent's, not one that lasts longer, and no store where there
+// was none.
+func TestClientHookReportsExpiringReservations(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	worker := startAgent(t, dir, "worker-1", "Implementation")
+	worker.ok(t, "reserve_paths", `{"paths":["src/api/**","go.mod"],"ttlSeconds":300}`)
+	worker.ok(t, "reserve_paths", `{"paths":["docs/**"],"ttlSeconds":3600}`)
+	other := startAgent(t, dir, "worker-2", "Implementation")
+	other.ok(t, "reserve_paths", `{"paths":["web/**"],"ttlSeconds":60}`)
+	input, err := os.ReadFile(filepath.Join("testdata", "hooks", "claude_session_start.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	stdout, stderr, code := runHookWith(t, input, []string{"MCPRT_AACP_DATA_DIR=" + dir, "MCPRT_AACP_AGENT_ID=worker-1"})
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr %q; want 0 and nothing", code, stderr)
+	}
+	var out struct {
+		HookSpecificOutput struct {
+			AdditionalContext string `json:"additionalContext"`
+		} `json:"hookSpecificOutput"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatalf("stdout %q: %v", stdout, err)
+	}
+	text := out.HookSpecificOutput.AdditionalContext
+	if !regexp.MustCompile(`your reservation of src/api/\*\*, go\.mod expires in (4m5\d|5m0)s; renew it`).MatchString(text) {
+		t.Errorf("the summary does not report src/api/** and go.mod expiring in 5m:\n%s", text)
+	}
+	for _, not := range []string{"docs/**", "web/**", "unread message"} {
+		if strings.Contains(text, not) {
+			t.Errorf("the summary mentions %q:\n%s", not, text)
+		}
+	}
+
+	// The agent without reservations that end soon hears nothing; the
+	// one whose lease ends in a minute hears of it.
+	stdout, stderr, _ = runHookWith(t, input, []string{"MCPRT_AACP_DATA_DIR=" + dir, "MCPRT_AACP_AGENT_ID=worker-3"})
+	if stdout != "" || stderr != "" {
+		t.Errorf("an agent without reservations: stdout %q, stderr %q; want nothing", stdout, stderr)
+	}
+	stdout, _, _ = runHookWith(t, input, []string{"MCPRT_AACP_DATA_DIR=" + dir, "MCPRT_AACP_AGENT_ID=worker-2"})
+	if !strings.Contains(stdout, "your reservation of web/** expires in") {
+		t.Errorf("worker-2 is not told of web/**: %q", stdout)
+	}
+
+	// A data directory without a coordination store gets none.
+	fresh := t.TempDir()
+	if stdout, stderr, _ := runHookWith(t, input, []string{"MCPRT_AACP_DATA_DIR=" + fresh, "MCPRT_AACP_AGENT_ID=worker-1"}); stdout != "" || stderr != "" {
+		t.Errorf("an empty data directory: stdout %q, stderr %q; want nothing", stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(fresh, "store")); !os.IsNotExist(err) {
+		t.Errorf("the hook created the coordination store in an empty data directory (stat: %v)", err)
 	}
 }

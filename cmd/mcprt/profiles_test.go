@@ -74,6 +74,7 @@ func TestToolProfileSizes(t *testing.T) {
 		{"full", fullListBudget},
 		{"", fullListBudget}, // the default is full
 		{"memory", coreListBudget},
+		{"coordination", coreListBudget},
 		{"messaging", fullListBudget}, // the aacp_* tools: their own budget is theirs
 		{"governance", fullListBudget},
 	} {
@@ -111,6 +112,38 @@ func TestToolProfileSizes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Every profile names tools this build has: each tool name is in the full
+// list and each prefix matches at least one tool, so that a renamed tool
+// cannot silently drop out of a profile.
+func TestToolProfilesNameExistingTools(t *testing.T) {
+	t.Parallel()
+	_, all := newToolClient(t, "MCPRT_AACP_DATA_DIR="+t.TempDir()).listAll()
+	for profile, entries := range core.ToolProfiles() {
+		for _, e := range entries {
+			prefix, isPrefix := strings.CutSuffix(e, "*")
+			found := slices.ContainsFunc(all, func(n string) bool { return n == e || isPrefix && strings.HasPrefix(n, prefix) })
+			if !found {
+				t.Errorf("profile %s names %s, which no tool of the full list is", profile, e)
+			}
+		}
+	}
+	for _, want := range []struct{ profile, prefix string }{
+		{core.ToolProfileMessaging, "aacp_"}, {core.ToolProfileMemory, "memory_"}, {core.ToolProfileCoordination, "task_"},
+		{core.ToolProfileGovernance, "guard_"}, {core.ToolProfileGovernance, "session_"}, {core.ToolProfileGovernance, "trace_"},
+		{core.ToolProfileGovernance, "workflow_"},
+	} {
+		set, err := mcp.ParseToolSet([]string{want.profile})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range all {
+			if strings.HasPrefix(n, want.prefix) && !set.Allows(n) {
+				t.Errorf("profile %s does not hold %s, one of the %s* tools its name promises", want.profile, n, want.prefix)
+			}
+		}
 	}
 }
 
