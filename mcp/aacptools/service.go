@@ -53,6 +53,7 @@ type Service struct {
 	log        *slog.Logger
 
 	notify *notifier
+	regs   registrations // serialises the registrations of each agent id
 
 	mu      sync.Mutex
 	b       *broker.Broker            // guarded by mu: nil until first use
@@ -285,12 +286,26 @@ func heldError(agentID string, h *mcp.Session) *core.Error {
 // session holds it; on success the session holds it, and it becomes the
 // session's identity when ident is set (aacp_register_agent) or the
 // session had none.
+//
+// The registrations of one agent id are serialised: concurrent first
+// calls of a session (a model calling several tools at once) register it
+// once, and the later ones find it held by their session.
 func (s *Service) register(ctx context.Context, b *broker.Broker, sess *mcp.Session, agentID string, in broker.RegisterInput, ident bool) (broker.RegisterOutput, error) {
+	defer s.regs.lock(agentID)()
 	s.mu.Lock()
 	h, held := s.holders[agentID]
 	s.mu.Unlock()
 	if held && h != sess && h != nil {
 		return broker.RegisterOutput{}, heldError(agentID, h)
+	}
+	if held && !ident {
+		// Hosted by a concurrent call of this session (or the process)
+		// meanwhile: acting needs nothing more.
+		if h == nil && sess != nil {
+			s.hold(sess, agentID, false)
+		}
+		s.seen(agentID)
+		return broker.RegisterOutput{AgentID: agentID, Type: in.Type}, nil
 	}
 	out, err := b.RegisterAgent(ctx, agentID, in)
 	if err != nil {
@@ -420,4 +435,39 @@ func (s *Service) Close() error {
 		return fmt.Errorf("close agent messaging: %w", err)
 	}
 	return nil
+}
+
+// registrations is a lock per agent id, held while the id is registered.
+type registrations struct {
+	mu    sync.Mutex
+	locks map[string]*registration // guarded by mu
+}
+
+type registration struct {
+	mu    sync.Mutex
+	users int // guarded by registrations.mu: holders and waiters
+}
+
+// lock locks agentID's registrations and returns the unlock.
+func (r *registrations) lock(agentID string) (unlock func()) {
+	r.mu.Lock()
+	if r.locks == nil {
+		r.locks = map[string]*registration{}
+	}
+	l := r.locks[agentID]
+	if l == nil {
+		l = &registration{}
+		r.locks[agentID] = l
+	}
+	l.users++
+	r.mu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		r.mu.Lock()
+		if l.users--; l.users == 0 {
+			delete(r.locks, agentID)
+		}
+		r.mu.Unlock()
+	}
 }
