@@ -287,9 +287,10 @@ func heldError(agentID string, h *mcp.Session) *core.Error {
 // session's identity when ident is set (aacp_register_agent) or the
 // session had none.
 //
-// The registrations of one agent id are serialised: concurrent first
-// calls of a session (a model calling several tools at once) register it
-// once, and the later ones find it held by their session.
+// The registrations of one agent id are serialised: of concurrent first
+// calls of a session (a model calling several tools at once) the first
+// hosts the agent, and the later ones find it hosted (the broker then
+// only updates its record) instead of claiming it a second time.
 func (s *Service) register(ctx context.Context, b *broker.Broker, sess *mcp.Session, agentID string, in broker.RegisterInput, ident bool) (broker.RegisterOutput, error) {
 	defer s.regs.lock(agentID)()
 	s.mu.Lock()
@@ -297,15 +298,6 @@ func (s *Service) register(ctx context.Context, b *broker.Broker, sess *mcp.Sess
 	s.mu.Unlock()
 	if held && h != sess && h != nil {
 		return broker.RegisterOutput{}, heldError(agentID, h)
-	}
-	if held && !ident {
-		// Hosted by a concurrent call of this session (or the process)
-		// meanwhile: acting needs nothing more.
-		if h == nil && sess != nil {
-			s.hold(sess, agentID, false)
-		}
-		s.seen(agentID)
-		return broker.RegisterOutput{AgentID: agentID, Type: in.Type}, nil
 	}
 	out, err := b.RegisterAgent(ctx, agentID, in)
 	if err != nil {
