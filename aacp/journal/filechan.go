@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/mcprt/mcprt/aacp/envelope"
 )
@@ -37,6 +38,10 @@ type channelFile struct {
 	lastDamaged uint64 // lines refused after lastSeq's
 	lastIno     [2]uint64
 	lastSize    int64
+
+	// appended is set by this process's first append to the channel:
+	// until then its local inboxes may not know the channel exists.
+	appended atomic.Bool
 }
 
 func newChannelFile(dir string, policy FsyncPolicy, maxSeg int64, s *FileStore) *channelFile {

@@ -184,7 +184,11 @@ func (s *FileStore) AppendWith(ctx context.Context, env *envelope.Envelope, opts
 			return 0, err
 		}
 	}
-	s.notifyLocal(env.Receiver.AgentID)
+	// The first append of this process to a channel may have created
+	// it: its local inboxes look for new channels before reading, or a
+	// receive right after this append could miss it until the watcher or
+	// the poll tick tells them.
+	s.notifyLocal(env.Receiver.AgentID, !c.appended.Swap(true))
 	return seq, nil
 }
 
@@ -198,13 +202,14 @@ func checkChannelIDs(sender, receiver string) error {
 	return nil
 }
 
-// notifyLocal wakes this process's inboxes of receiver.
-func (s *FileStore) notifyLocal(receiver string) {
+// notifyLocal wakes this process's inboxes of receiver; newChannel makes
+// them look for new channels first.
+func (s *FileStore) notifyLocal(receiver string, newChannel bool) {
 	s.mu.Lock()
 	ins := s.inboxes[receiver]
 	s.mu.Unlock()
 	for _, in := range ins {
-		in.signal()
+		in.event(newChannel)
 	}
 }
 

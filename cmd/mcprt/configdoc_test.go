@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcprt/mcprt/console"
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/mcp/domaintools"
 	"github.com/mcprt/mcprt/transport/streamable"
@@ -28,16 +29,18 @@ const (
 )
 
 // allConfigKeys returns every key of the binary's configuration: the base
-// sections, the domain sections and the HTTP transport's.
+// sections, the domain sections, the HTTP transport's and the console's
+// (sections), and aacp.backend with the nats section (natsSection), as
+// the binary loads them.
 func allConfigKeys(t *testing.T) []core.ConfigKey {
 	t.Helper()
 	base, dom, web := core.DefaultConfig("(build version)"), domaintools.DefaultConfig(), streamable.DefaultConfig()
+	ui, ns := console.DefaultConfig(), defaultNATSSettings()
 	l := core.NewConfigLoader(&base)
-	if err := dom.AddTo(l); err != nil {
-		t.Fatal(err)
-	}
-	if err := streamable.AddConfig(l, &web); err != nil {
-		t.Fatal(err)
+	for _, add := range []func(*core.Loader) error{dom.AddTo, sections(&web, &ui), natsSection(&ns)} {
+		if err := add(l); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return l.Keys()
 }
@@ -109,7 +112,7 @@ func TestDocsNameOnlyKnownVariables(t *testing.T) {
 		t.Fatal(err)
 	}
 	files = append(files, "../../README.md")
-	name := regexp.MustCompile(`MCPRT_[A-Z0-9_]*[A-Z0-9]`)
+	name := regexp.MustCompile(`\bMCPRT_[A-Z0-9_]*[A-Z0-9]`) // not inside a name like CUSTOM_MCPRT_TAKEN
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
 		if err != nil {

@@ -1,7 +1,7 @@
 package main
 
 // Black-box tests of the one rule for definition files: a FIFO (or other
-// non-regular file) as --config or among the *.json of workflow.dir,
+// non-regular file) as --config (or MCPRT_CONFIG) or among the *.json of workflow.dir,
 // guard.policiesDir or agent.dir is refused at once, naming it; a
 // directory named *.json is skipped in every definitions directory.
 
@@ -35,6 +35,7 @@ func TestHostileFilesFIFORefusedAtOnce(t *testing.T) {
 		key  string
 	}{
 		{name: "--config", args: []string{"--config", mkfifo(t, filepath.Join(dir, "config.json"))}, key: "config"},
+		{name: "MCPRT_CONFIG", env: []string{"MCPRT_CONFIG=" + mkfifo(t, filepath.Join(dir, "env-config.json"))}, key: "config"},
 		{name: "workflow.dir", env: []string{"MCPRT_WORKFLOW_DIR=" + fifoDir(t, "wf.json")}, key: "workflow.dir"},
 		{name: "guard.policiesDir", env: []string{"MCPRT_GUARD_POLICIES_DIR=" + fifoDir(t, "p.json")}, key: "guard.policiesDir"},
 		{name: "agent.dir", env: []string{"MCPRT_AGENT_DIR=" + fifoDir(t, "a.json")}, key: "agent.dir"},

@@ -150,6 +150,7 @@ func slPost(t *testing.T, ctx context.Context, url, id, method, members string) 
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", statelessRevision)
+	req.Header.Set("Mcp-Method", method) // a stateless request names its method in a header too
 	resp, err := (&http.Client{Timeout: 0}).Do(req)
 	if err != nil {
 		t.Fatalf("POST %s: %v", method, err)

@@ -6,9 +6,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -172,41 +172,64 @@ func TestSignalsShutDownGracefully(t *testing.T) {
 	}
 }
 
+// TestStartupTimeoutExits75 stalls startup on a NATS server that accepts
+// the connection and never says a word (its connect timeout is a minute):
+// the startup deadline ends the process with 75. (A FIFO as the config
+// used to stall it too; it is now refused at once with 78, see
+// TestHostileFilesFIFORefusedAtOnce.)
 func TestStartupTimeoutExits75(t *testing.T) {
 	t.Parallel()
-	fifo := filepath.Join(t.TempDir(), "config.fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("cannot make a FIFO to stall the config read: %v", err)
+	addr := silentServer(t)
+	p := wiretest.Start(t, wiretest.Build(t), wiretest.Options{Env: []string{
+		"MCPRT_SERVER_STARTUP_TIMEOUT_MS=300", "MCPRT_AACP_DATA_DIR=" + t.TempDir(),
+		"MCPRT_AACP_BACKEND=nats", "MCPRT_NATS_URL=nats://" + addr, "MCPRT_NATS_CONNECT_TIMEOUT_MS=60000",
+	}})
+	began := time.Now()
+	if code := p.Wait(t); code != 75 {
+		t.Fatalf("exit code %d, want 75\nstderr:\n%s", code, p.Stderr())
 	}
-	for _, how := range []string{"--config", "MCPRT_CONFIG"} {
-		t.Run(how, func(t *testing.T) {
-			t.Parallel()
-			opts := wiretest.Options{Env: []string{"MCPRT_SERVER_STARTUP_TIMEOUT_MS=300"}}
-			if how == "--config" {
-				opts.Args = []string{"--config", fifo}
-			} else {
-				opts.Env = append(opts.Env, "MCPRT_CONFIG="+fifo)
-			}
-			// Nobody opens the FIFO for writing: reading the config blocks.
-			p := wiretest.Start(t, wiretest.Build(t), opts)
-			began := time.Now()
-			if code := p.Wait(t); code != 75 {
-				t.Fatalf("exit code %d, want 75\nstderr:\n%s", code, p.Stderr())
-			}
-			if took := time.Since(began); took < 250*time.Millisecond {
-				t.Errorf("exited after %v, before the 300ms startup timeout", took)
-			}
-			p.ExpectSilence(t, 0)
-			lines := checkLogs(t, p)
-			var found bool
-			for _, m := range lines {
-				if m["level"] == "ERROR" && strings.Contains(fmt.Sprint(m), "startupTimeoutMs") {
-					found = true
-				}
-			}
-			if !found {
-				t.Errorf("no ERROR log line about server.startupTimeoutMs:\n%s", p.Stderr())
-			}
-		})
+	if took := time.Since(began); took < 250*time.Millisecond {
+		t.Errorf("exited after %v, before the 300ms startup timeout", took)
 	}
+	p.ExpectSilence(t, 0)
+	lines := checkLogs(t, p)
+	var found bool
+	for _, m := range lines {
+		if m["level"] == "ERROR" && strings.Contains(fmt.Sprint(m), "startupTimeoutMs") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no ERROR log line about server.startupTimeoutMs:\n%s", p.Stderr())
+	}
+}
+
+// silentServer listens on a loopback port, accepts connections and never
+// writes to them, until the test ends; it returns the address.
+func silentServer(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen for a silent server: %v", err)
+	}
+	var conns []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c) // held open, unanswered
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		<-done
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return l.Addr().String()
 }

@@ -190,7 +190,7 @@ type ListOutput struct {
 
 // List is the task_list handler.
 func (t *Tools) List(ctx context.Context, in ListArgs) (ListOutput, error) {
-	ts, total, err := t.svc.List(ctx, Filter{Status: in.Status, Assignee: in.Assignee, Label: in.Label, Limit: in.Limit})
+	ts, total, err := t.svc.List(ctx, Filter(in))
 	if err != nil {
 		return ListOutput{}, err
 	}

@@ -53,6 +53,7 @@ type Service struct {
 	log        *slog.Logger
 
 	notify *notifier
+	regs   registrations // serialises the registrations of each agent id
 
 	mu      sync.Mutex
 	b       *broker.Broker            // guarded by mu: nil until first use
@@ -285,7 +286,13 @@ func heldError(agentID string, h *mcp.Session) *core.Error {
 // session holds it; on success the session holds it, and it becomes the
 // session's identity when ident is set (aacp_register_agent) or the
 // session had none.
+//
+// The registrations of one agent id are serialised: of concurrent first
+// calls of a session (a model calling several tools at once) the first
+// hosts the agent, and the later ones find it hosted (the broker then
+// only updates its record) instead of claiming it a second time.
 func (s *Service) register(ctx context.Context, b *broker.Broker, sess *mcp.Session, agentID string, in broker.RegisterInput, ident bool) (broker.RegisterOutput, error) {
+	defer s.regs.lock(agentID)()
 	s.mu.Lock()
 	h, held := s.holders[agentID]
 	s.mu.Unlock()
@@ -420,4 +427,39 @@ func (s *Service) Close() error {
 		return fmt.Errorf("close agent messaging: %w", err)
 	}
 	return nil
+}
+
+// registrations is a lock per agent id, held while the id is registered.
+type registrations struct {
+	mu    sync.Mutex
+	locks map[string]*registration // guarded by mu
+}
+
+type registration struct {
+	mu    sync.Mutex
+	users int // guarded by registrations.mu: holders and waiters
+}
+
+// lock locks agentID's registrations and returns the unlock.
+func (r *registrations) lock(agentID string) (unlock func()) {
+	r.mu.Lock()
+	if r.locks == nil {
+		r.locks = map[string]*registration{}
+	}
+	l := r.locks[agentID]
+	if l == nil {
+		l = &registration{}
+		r.locks[agentID] = l
+	}
+	l.users++
+	r.mu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		r.mu.Lock()
+		if l.users--; l.users == 0 {
+			delete(r.locks, agentID)
+		}
+		r.mu.Unlock()
+	}
 }
