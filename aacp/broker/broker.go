@@ -412,11 +412,15 @@ func (b *Broker) maintain() {
 	}
 }
 
+// followReadTimeout bounds each read of the inbox goroutine. A journal
+// that cannot answer (a NATS cluster electing a new leader) must not keep
+// the agent's receiving lock for longer: Receive reads for itself, and
+// what a cut read left is read by the next one.
+const followReadTimeout = 3 * time.Second
+
 // follow is a local agent's inbox goroutine: it reads new data whenever
 // the journal signals some.
 func (b *Broker) follow(l *local) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	for {
 		select {
 		case <-b.stop:
@@ -425,7 +429,10 @@ func (b *Broker) follow(l *local) {
 			return
 		case <-l.inbox.Changed():
 		}
-		if err := b.ingest(ctx, l); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), followReadTimeout)
+		err := b.ingest(ctx, l)
+		cancel()
+		if err != nil {
 			b.log.Warn("aacp: reading an inbox failed", "agent", l.id, "err", err)
 		}
 	}

@@ -34,6 +34,28 @@ func (b *Broker) ingest(ctx context.Context, l *local) error {
 	return nil
 }
 
+// lastLook bounds the read of a Receive's last look, after its wait.
+const lastLook = 250 * time.Millisecond
+
+// ingestWithin is ingest for a Receive that waits up to wait: a journal
+// that cannot answer within the wait (a NATS cluster electing a new
+// leader) leaves what is already queued to be handed out, and the next
+// look reads again, so the receive answers in time. Without a wait, the
+// call's own deadline bounds the read.
+// It reports whether the bound cut the read short.
+func (b *Broker) ingestWithin(ctx context.Context, l *local, wait time.Duration) (cut bool, err error) {
+	if wait <= 0 {
+		return false, b.ingest(ctx, l)
+	}
+	rctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	err = b.ingest(rctx, l)
+	if err != nil && rctx.Err() != nil && ctx.Err() == nil { // cut by the wait, not by the call
+		return true, nil
+	}
+	return false, err
+}
+
 // accept takes in one transmission read from a channel into l (mu held)
 // and reports whether it queued a message. It is where receivers
 // deduplicate: a transmission whose messageId was seen is ignored; a
@@ -176,9 +198,17 @@ func (b *Broker) Receive(ctx context.Context, agentID string, in ReceiveInput) (
 		return ReceiveOutput{}, err
 	}
 	var deadline <-chan time.Time
+	// A read of the journal is bounded by the wait (and the one last look
+	// after it by lastLook), so the answer comes in time; see ingestWithin.
+	readBound := wait
 	for {
-		if err := b.ingest(ctx, l); err != nil {
+		cut, err := b.ingestWithin(ctx, l, readBound)
+		if err != nil {
 			return ReceiveOutput{}, envelope.Errorf(envelope.CodeChannelUnavailable, "receive for agent %q: %w", agentID, err)
+		}
+		if cut && wait > 0 { // the read used up the wait: one last look, then return
+			wait, readBound = 0, lastLook
+			continue
 		}
 		msgs, wake := l.take(limit, in.MessageTypes, b.now())
 		b.noteTaken(ctx, l, msgs)
@@ -195,7 +225,7 @@ func (b *Broker) Receive(ctx context.Context, agentID string, in ReceiveInput) (
 		case <-wake:
 		case <-l.inbox.Changed():
 		case <-deadline:
-			wait = 0 // one last look, then return
+			wait, readBound = 0, lastLook // one last look, then return
 		case <-l.gone:
 			return ReceiveOutput{}, core.Errorf(core.CodeInternal, "receive for agent %q: the agent was unregistered or %w", agentID, ErrClosed)
 		case <-ctx.Done():
