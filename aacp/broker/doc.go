@@ -86,6 +86,10 @@
 //
 // Deadlines, retries and expiry read Options.Clock; nothing waits on a
 // timer of its own except Receive's bounded long poll (Options.After).
+// A journal read inside Receive is bounded by the receive's wait, and the
+// inbox goroutine's reads by a few seconds, so a journal that cannot
+// answer (a NATS cluster electing leaders) never holds a receive past
+// its wait.
 // RetryDue does the work that is due; PurgeExpired and Compact reclaim
 // space; Pump reads inboxes. Unless Options.Manual is set, a goroutine
 // per hosted agent reads its inbox when the journal signals new data
