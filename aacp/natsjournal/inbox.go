@@ -46,11 +46,7 @@ func (s *Store) Inbox(receiver string) (journal.Inbox, error) {
 	in := &inbox{s: s, receiver: receiver, filter: chanPrefix + token(receiver) + ".*",
 		ch: make(chan struct{}, 1), arrived: make(chan struct{})}
 	in.ch <- struct{}{}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cons, err := s.js.OrderedConsumer(ctx, ChannelStream, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{in.filter}, DeliverPolicy: jetstream.DeliverAllPolicy,
-	})
+	cons, err := s.orderedConsumer(in.filter)
 	if err != nil {
 		return nil, fmt.Errorf("nats journal: inbox of %s: consumer: %w", receiver, err)
 	}
@@ -66,6 +62,38 @@ func (s *Store) Inbox(receiver string) (journal.Inbox, error) {
 	s.inboxes[in] = struct{}{}
 	s.mu.Unlock()
 	return in, nil
+}
+
+// consumerTimeout bounds the creation of an inbox's consumer; each
+// attempt has consumerAttempt, since a request sent while the cluster
+// elects a leader or a route reconnects may never be answered.
+const (
+	consumerTimeout = 30 * time.Second
+	consumerAttempt = 5 * time.Second
+)
+
+// orderedConsumer creates an ordered consumer of filter, retrying
+// unanswered or not-ready attempts until consumerTimeout. An attempt that
+// was in fact served leaves an ephemeral consumer nobody reads; the
+// server removes it after its inactivity threshold.
+func (s *Store) orderedConsumer(filter string) (jetstream.Consumer, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), consumerTimeout)
+	defer cancel()
+	for {
+		actx, acancel := context.WithTimeout(ctx, consumerAttempt)
+		cons, err := s.js.OrderedConsumer(actx, ChannelStream, jetstream.OrderedConsumerConfig{
+			FilterSubjects: []string{filter}, DeliverPolicy: jetstream.DeliverAllPolicy,
+		})
+		acancel()
+		if err == nil || ctx.Err() != nil || !(transient(err) || errors.Is(err, context.DeadlineExceeded)) {
+			return cons, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 func (in *inbox) deliver(m jetstream.Msg) {
