@@ -9,7 +9,7 @@ import (
 
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/mcp"
-	"github.com/mcprt/mcprt/mcp/builtin"
+	"github.com/mcprt/mcprt/tools/builtin"
 )
 
 // testServer returns a server in mode TEST with the built-in tools, the

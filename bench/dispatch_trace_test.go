@@ -8,8 +8,8 @@ import (
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/domain/trace"
 	"github.com/mcprt/mcprt/mcp"
-	"github.com/mcprt/mcprt/mcp/builtin"
-	"github.com/mcprt/mcprt/mcp/domaintools"
+	"github.com/mcprt/mcprt/tools/builtin"
+	"github.com/mcprt/mcprt/tools/domain"
 	"github.com/mcprt/mcprt/store"
 )
 
@@ -57,7 +57,7 @@ func benchTraced(b *testing.B, st trace.Store, closeStore func() error) {
 	cfg.Server.Mode = core.ModeTest
 	cfg.Resources.MaxConcurrentExecutions = 10
 	srv, err := mcp.NewServer(mcp.Options{Config: &cfg, Logger: newLogger(), Transport: "stdio",
-		Audit: domaintools.NewAuditSink(rec, nil, "bench")})
+		Audit: domain.NewAuditSink(rec, nil, "bench")})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/jsonrpc"
 	"github.com/mcprt/mcprt/mcp"
-	"github.com/mcprt/mcprt/mcp/builtin"
+	"github.com/mcprt/mcprt/tools/builtin"
 )
 
 // FuzzResourcesRead turns arbitrary bytes into the params of a

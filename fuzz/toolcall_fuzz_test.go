@@ -17,7 +17,7 @@ import (
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/jsonrpc"
 	"github.com/mcprt/mcprt/mcp"
-	"github.com/mcprt/mcprt/mcp/builtin"
+	"github.com/mcprt/mcprt/tools/builtin"
 )
 
 // FuzzToolCall sends one tools/call, built from the fuzz input, to an

@@ -22,9 +22,9 @@ import (
 	"github.com/mcprt/mcprt/aacp/envelope"
 	"github.com/mcprt/mcprt/aacp/journal"
 	"github.com/mcprt/mcprt/core"
-	"github.com/mcprt/mcprt/mcp/aacptools"
-	"github.com/mcprt/mcprt/mcp/domaintools"
 	"github.com/mcprt/mcprt/natsengine"
+	"github.com/mcprt/mcprt/tools/domain"
+	"github.com/mcprt/mcprt/tools/messaging"
 	"github.com/mcprt/mcprt/transport/streamable"
 )
 
@@ -119,7 +119,7 @@ func runAACP(args []string, stdout, stderr io.Writer, environ []string) int {
 	// sections included) is accepted here too.
 	web := streamable.DefaultConfig()
 	ns := defaultNATSSettings()
-	cfg, _, err := domaintools.LoadConfig(path, environ, version, httpSection(&web), natsSection(&ns))
+	cfg, _, err := domain.LoadConfig(path, environ, version, httpSection(&web), natsSection(&ns))
 	if err != nil {
 		return fail(exitConfig, err)
 	}
@@ -162,7 +162,7 @@ func runAACP(args []string, stdout, stderr io.Writer, environ []string) int {
 		err = c.quarantine(ctx)
 	case "reindex":
 		var n int
-		if n, err = aacptools.Reindex(ctx, cfg.AACP.DataDir); err == nil {
+		if n, err = messaging.Reindex(ctx, cfg.AACP.DataDir); err == nil {
 			if c.json {
 				err = c.emit(map[string]int{"indexed": n}, nil, nil)
 			} else {
@@ -378,7 +378,7 @@ func (c *aacpCmd) requeue(ctx context.Context, messageID string) error {
 		reg = broker.RegisterInput{Type: r.Type, SupportedVersions: r.SupportedVersions, Capabilities: r.Capabilities}
 	}
 	b, err := broker.Open(broker.Options{Store: c.store, Manual: true, DefaultTTL: time.Duration(c.cfg.DefaultTTLMs) * time.Millisecond,
-		Policies: aacptools.Policies(c.cfg)})
+		Policies: messaging.Policies(c.cfg)})
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/mcprt/mcprt/console"
 	"github.com/mcprt/mcprt/core"
-	"github.com/mcprt/mcprt/mcp/domaintools"
+	"github.com/mcprt/mcprt/tools/domain"
 	"github.com/mcprt/mcprt/transport/streamable"
 )
 
@@ -34,7 +34,7 @@ const (
 // the binary loads them.
 func allConfigKeys(t *testing.T) []core.ConfigKey {
 	t.Helper()
-	base, dom, web := core.DefaultConfig("(build version)"), domaintools.DefaultConfig(), streamable.DefaultConfig()
+	base, dom, web := core.DefaultConfig("(build version)"), domain.DefaultConfig(), streamable.DefaultConfig()
 	ui, ns := console.DefaultConfig(), defaultNATSSettings()
 	l := core.NewConfigLoader(&base)
 	for _, add := range []func(*core.Loader) error{dom.AddTo, sections(&web, &ui), natsSection(&ns)} {

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/domain/guard"
-	"github.com/mcprt/mcprt/mcp/aacptools"
-	"github.com/mcprt/mcprt/mcp/domaintools"
+	"github.com/mcprt/mcprt/tools/domain"
+	"github.com/mcprt/mcprt/tools/messaging"
 	"github.com/mcprt/mcprt/transport/streamable"
 )
 
@@ -92,14 +92,14 @@ func runGuard(args []string, stdout, stderr io.Writer, environ []string) int {
 		return exitOK
 	}
 	web := streamable.DefaultConfig()
-	cfg, dom, err := domaintools.LoadConfig(*configPath, environ, version, httpSection(&web))
+	cfg, dom, err := domain.LoadConfig(*configPath, environ, version, httpSection(&web))
 	if err != nil {
 		return fail(exitConfig, err)
 	}
 	if *dataDir != "" {
 		cfg.AACP.DataDir = *dataDir
 	}
-	d, err := domaintools.New(domaintools.Options{Config: dom, Base: cfg})
+	d, err := domain.New(domain.Options{Config: dom, Base: cfg})
 	if err != nil {
 		return fail(exitConfig, err)
 	}
@@ -107,7 +107,7 @@ func runGuard(args []string, stdout, stderr io.Writer, environ []string) int {
 	defer cancel()
 	defer d.Close(ctx)
 	// Presence only: the check never registers an agent.
-	m, err := aacptools.New(aacptools.Options{Config: cfg.AACP})
+	m, err := messaging.New(messaging.Options{Config: cfg.AACP})
 	if err != nil {
 		return fail(exitConfig, err)
 	}

@@ -23,8 +23,8 @@ import (
 
 	"github.com/mcprt/mcprt/aacp/envelope"
 	"github.com/mcprt/mcprt/aacp/journal"
-	"github.com/mcprt/mcprt/mcp/domaintools"
 	"github.com/mcprt/mcprt/store"
+	"github.com/mcprt/mcprt/tools/domain"
 	"github.com/mcprt/mcprt/transport/streamable"
 )
 
@@ -186,7 +186,7 @@ func hookGather(configPath, dataDir, agent string, environ []string, now time.Ti
 		configPath = lookupEnv(environ, "MCPRT_CONFIG")
 	}
 	web := streamable.DefaultConfig()
-	cfg, dom, err := domaintools.LoadConfig(configPath, environ, version, httpSection(&web))
+	cfg, dom, err := domain.LoadConfig(configPath, environ, version, httpSection(&web))
 	if err != nil {
 		return hookReport{}, fmt.Errorf("invalid configuration: %w", err)
 	}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/mcprt/mcprt/aacp/natsjournal"
 	"github.com/mcprt/mcprt/core"
-	"github.com/mcprt/mcprt/mcp/domaintools"
 	"github.com/mcprt/mcprt/natsengine"
+	"github.com/mcprt/mcprt/tools/domain"
 	"github.com/mcprt/mcprt/transport/streamable"
 )
 
@@ -57,7 +57,7 @@ func runNATS(args []string, stdout, stderr io.Writer, environ []string) int {
 	}
 	web := streamable.DefaultConfig()
 	ns := defaultNATSSettings()
-	cfg, _, err := domaintools.LoadConfig(path, environ, version, httpSection(&web), natsSection(&ns))
+	cfg, _, err := domain.LoadConfig(path, environ, version, httpSection(&web), natsSection(&ns))
 	logger := core.NewLogger(stderr, core.LogOptions{})
 	if err != nil {
 		logConfigError(logger, err)
