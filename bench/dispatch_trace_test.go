@@ -7,10 +7,11 @@ import (
 
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/domain/trace"
+	"github.com/mcprt/mcprt/fixtures"
 	"github.com/mcprt/mcprt/mcp"
+	"github.com/mcprt/mcprt/store"
 	"github.com/mcprt/mcprt/tools/builtin"
 	"github.com/mcprt/mcprt/tools/domain"
-	"github.com/mcprt/mcprt/store"
 )
 
 // BenchmarkDispatchNoopTraced is BenchmarkDispatchNoop with the trace
@@ -62,6 +63,9 @@ func benchTraced(b *testing.B, st trace.Store, closeStore func() error) {
 		b.Fatal(err)
 	}
 	if err := builtin.Register(srv, builtin.Options{}); err != nil {
+		b.Fatal(err)
+	}
+	if err := fixtures.Register(srv, fixtures.Options{}); err != nil {
 		b.Fatal(err)
 	}
 	s := startSession(b, srv)

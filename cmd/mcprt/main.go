@@ -39,6 +39,7 @@ import (
 	"github.com/mcprt/mcprt/aacp"
 	"github.com/mcprt/mcprt/console"
 	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/fixtures"
 	"github.com/mcprt/mcprt/mcp"
 	"github.com/mcprt/mcprt/tools/builtin"
 	"github.com/mcprt/mcprt/tools/domain"
@@ -267,9 +268,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	}
 	// agent_list is the domain's: it also lists profiles and messaging agents.
 	if err := builtin.Register(srv, builtin.Options{Agents: agents, Version: cfg.Server.Version,
-		AdminAuthorized: adminAuthorized, OmitAgentList: true, Clock: testClock, MessagingHealth: messagingHealth(natsBack, cfg.AACP.DataDir)}); err != nil {
+		AdminAuthorized: adminAuthorized, OmitAgentList: true, MessagingHealth: messagingHealth(natsBack, cfg.AACP.DataDir)}); err != nil {
 		logger.Error("cannot register the built-in tools", "error", err.Error())
 		return exitFatal
+	}
+	if cfg.Server.Mode == core.ModeTest { // the fixtures of black-box tests and conformance suites
+		if err := fixtures.Register(srv, fixtures.Options{Agents: agents, Clock: testClock}); err != nil {
+			logger.Error("cannot register the TEST fixtures", "error", err.Error())
+			return exitFatal
+		}
 	}
 	if err := msgs.Register(srv); err != nil {
 		logger.Error("cannot register the aacp tools", "error", err.Error())

@@ -43,6 +43,17 @@ type unregisterResult struct {
 	Name         string `json:"name"`
 }
 
+// echoMessage is both the arguments and the result of dynamic echo
+// tools; their output schema is derived from it.
+type echoMessage struct {
+	Message string `json:"message"`
+}
+
+// echoTool answers {message} with {message}.
+func echoTool(_ context.Context, _ *mcp.CallToolRequest, in echoMessage) (echoMessage, error) {
+	return in, nil
+}
+
 // dynamicTools records the tools admin_register_tool registered: their
 // names and toolTypes. Each Register call that offers the admin tools has
 // its own. mu also serialises registrations and removals, so that the

@@ -13,11 +13,9 @@ import (
 // Options configures Register.
 type Options struct {
 	// Agents is the agent coordinator the agent tools (agent_send_message,
-	// agent_list, agent_get_state) and dynamic agentProxy tools talk to;
-	// in mode TEST the fixture agents "echo" and "counter" are registered
-	// on it. Nil means no agent tools are registered, no fixture agents
-	// either, and admin_register_tool refuses toolType agentProxy with
-	// NOT_IMPLEMENTED.
+	// agent_list, agent_get_state) and dynamic agentProxy tools talk to.
+	// Nil means no agent tools are registered, and admin_register_tool
+	// refuses toolType agentProxy with NOT_IMPLEMENTED.
 	Agents *aacp.Coordinator
 	// OmitAgentList leaves agent_list to another package: mcprt's binary
 	// lets package domaintools register it, with agent profiles and the
@@ -32,10 +30,6 @@ type Options struct {
 	// tools.adminPolicy.mode=token the admin tools run only for such
 	// sessions. Nil means none is.
 	AdminAuthorized func(*mcp.Session) bool
-	// Clock, when set, is the clock the server's components read; in mode
-	// TEST the fixture clock_advance moves it forward so that black-box
-	// tests can make time pass (expiry, staleness) without waiting.
-	Clock *core.OffsetClock
 	// MessagingHealth, when set, adds its result to the health tool's
 	// result as "messaging" (the NATS backend: connection, cluster, lag).
 	MessagingHealth func() any
@@ -49,10 +43,9 @@ type Options struct {
 //     opts.Agents is not nil (agent_list unless opts.OmitAgentList);
 //   - admin_register_tool and admin_unregister_tool, only when
 //     tools.adminRegistrationEnabled and security.dynamicRegistrationEnabled
-//     are both true;
-//   - in mode TEST, the fixture tools noop, echo, sleep, fail, panic,
-//     big_result and unserializable, and the fixture agents echo and
-//     counter on opts.Agents.
+//     are both true.
+//
+// The fixtures of mode TEST are package fixtures' (fixtures.Register).
 //
 // The server's mode then admits what each tool declares it is: READONLY
 // keeps the read-only ones (server_ping, health, agent_list,
@@ -61,7 +54,7 @@ type Options struct {
 //
 // Register fails, naming the tool or agent, on any other registration
 // error, such as a name already taken (for instance when Register runs
-// twice on one server or coordinator); what it registered before the
+// twice on one server); what it registered before the
 // failure stays registered. Call it before serving.
 func Register(srv *mcp.Server, opts Options) error {
 	if srv == nil {
@@ -79,9 +72,6 @@ func Register(srv *mcp.Server, opts Options) error {
 	if adminEnabled(cfg) {
 		tools = append(tools, adminTools(srv, opts.Agents, newDynamicTools(), opts.AdminAuthorized)...)
 	}
-	if cfg.Server.Mode == core.ModeTest {
-		tools = append(tools, fixtureTools(cfg, opts.Clock)...)
-	}
 	for _, t := range tools {
 		err := t.add(srv)
 		if errors.Is(err, mcp.ErrNotAdmitted) {
@@ -89,24 +79,6 @@ func Register(srv *mcp.Server, opts Options) error {
 		}
 		if err != nil {
 			return fmt.Errorf("builtin: register tool %q: %w", t.name, err)
-		}
-	}
-	if err := registerDemo(srv); err != nil { // mode TEST only (demo.go)
-		return err
-	}
-	if conformanceEnabled(cfg) { // mode TEST and server.fixtures has conformance (conformance*.go)
-		if err := registerConformance(srv); err != nil {
-			return err
-		}
-	}
-	if cfg.Server.Mode == core.ModeTest && opts.Agents != nil {
-		for _, a := range []struct {
-			id string
-			h  aacp.Handler
-		}{{"echo", aacp.EchoAgent()}, {"counter", aacp.CounterAgent()}} {
-			if err := opts.Agents.RegisterAgent(a.id, a.h); err != nil {
-				return fmt.Errorf("builtin: register fixture agent %q: %w", a.id, err)
-			}
 		}
 	}
 	return nil

@@ -171,20 +171,3 @@ func TestRegisterTwiceFails(t *testing.T) {
 		t.Error("Register(nil) succeeded")
 	}
 }
-
-// An embedder's tool named like a fixture makes Register fail in TEST.
-func TestRegisterNameClash(t *testing.T) {
-	cfg := core.DefaultConfig("1")
-	cfg.Server.Mode = core.ModeTest
-	srv, err := mcp.NewServer(mcp.Options{Config: &cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	embedded := func(context.Context, *mcp.CallToolRequest) (any, error) { return "mine", nil }
-	if err := srv.AddTool(mcp.Tool{Name: "echo", Handler: embedded}); err != nil {
-		t.Fatal(err)
-	}
-	if err := Register(srv, Options{}); err == nil {
-		t.Fatal("Register succeeded over an existing echo tool")
-	}
-}

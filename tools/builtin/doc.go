@@ -1,8 +1,8 @@
 // Package builtin holds the tools that ship with mcprt: the observers
-// server_ping and health, the agent tools, the admin tools of dynamic
-// registration, and the fixtures of mode TEST. Register puts them on an
-// mcp.Server; the server's configuration says which are offered, and its
-// mode admits each by what the tool declares (read-only, essential).
+// server_ping and health, the agent tools, and the admin tools of dynamic
+// registration. Register puts them on an mcp.Server; the server's
+// configuration says which are offered, and its mode admits each by what
+// the tool declares (read-only, essential).
 //
 //	srv, err := mcp.NewServer(mcp.Options{Config: &cfg, Logger: logger})
 //	if err != nil {
@@ -95,12 +95,6 @@
 // removal is logged at warn with name and toolType, and sessions get
 // notifications/tools/list_changed.
 //
-// # TEST fixtures
-//
-// In mode TEST, Register adds noop, echo, sleep, fail, panic, big_result
-// and unserializable (see each tool's description) and registers the
-// fixture agents "echo" (aacp.EchoAgent) and "counter" (aacp.CounterAgent)
-// on Options.Agents. sleep takes ms up to one day; big_result takes bytes
-// up to tools.maxResultBytes + 1, so it can make a result just over the
-// limit. Outside TEST no agents are registered.
+// The fixtures of mode TEST (noop, echo, sleep, …, the demo and
+// conformance fixtures) are package fixtures'.
 package builtin

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcprt/mcprt/aacp"
 	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/fixtures"
 	"github.com/mcprt/mcprt/jsonrpc"
 	"github.com/mcprt/mcprt/mcp"
 )
@@ -92,7 +93,8 @@ type setup struct {
 	tweak     func(*core.Config) // last changes to the config
 }
 
-// newClient builds a server per s, registers the built-ins, starts a
+// newClient builds a server per s, registers the built-ins (and in mode
+// TEST the fixtures, as the binary does), starts a
 // session and completes the handshake.
 func newClient(t *testing.T, s setup) *client {
 	t.Helper()
@@ -122,6 +124,10 @@ func newClient(t *testing.T, s setup) *client {
 	}
 	if err := Register(srv, Options{Agents: c.agents, Version: s.version}); err != nil {
 		t.Fatalf("Register: %v", err)
+	}
+	// As the binary does: the fixtures of mode TEST (nothing in other modes).
+	if err := fixtures.Register(srv, fixtures.Options{Agents: c.agents}); err != nil {
+		t.Fatalf("fixtures.Register: %v", err)
 	}
 	serverEnd, clientEnd := jsonrpc.NewMemoryPair()
 	c.conn = clientEnd

@@ -3,8 +3,6 @@ package builtin
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"math"
 )
 
 // The JSON Schemas of the built-in tools that are written by hand (2020-12,
@@ -143,30 +141,7 @@ var (
 		"required": ["unregistered", "name"],
 		"additionalProperties": false
 	}`)
-
-	fixtureSleepInput = json.RawMessage(`{
-		"type": "object",
-		"properties": {
-			"ms": {"type": "integer", "minimum": 0, "maximum": 86400000, "description": "How long to sleep, in milliseconds."},
-			"ignoreCancel": {"type": "boolean", "description": "Sleep the whole time even when the call is cancelled or times out."}
-		},
-		"required": ["ms"],
-		"additionalProperties": false
-	}`)
 )
-
-// bigResultInput is big_result's input schema: bytes goes up to one more
-// than tools.maxResultBytes, so that the fixture can always make a result
-// over the limit (a string that long is over it however it is wrapped),
-// and never one much larger.
-func bigResultInput(maxResultBytes int) json.RawMessage {
-	limit := maxResultBytes
-	if limit < math.MaxInt {
-		limit++
-	}
-	return json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"bytes":{"type":"integer","minimum":0,`+
-		`"maximum":%d,"description":"The length of the returned string."}},"required":["bytes"],"additionalProperties":false}`, limit))
-}
 
 // The toolTypes of admin_register_tool.
 const (

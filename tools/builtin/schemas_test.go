@@ -20,8 +20,6 @@ func TestHandWrittenSchemasMatchTheirTypes(t *testing.T) {
 		{"agent_send_message input", agentSendMessageInput, reflect.TypeFor[proxyArgs]()},
 		{"agent_get_state input", agentGetStateInput, reflect.TypeFor[agentStateArgs]()},
 		{"admin_register_tool input", adminRegisterInput, reflect.TypeFor[registerArgs]()},
-		{"sleep input", fixtureSleepInput, reflect.TypeFor[sleepArgs]()},
-		{"big_result input", bigResultInput(100), reflect.TypeFor[bigResultArgs]()},
 		{"server_ping output", serverPingOutput, reflect.TypeFor[pingResult]()},
 		{"health output", healthOutput, reflect.TypeFor[healthReport]()},
 		{"agent_list output", agentListOutput, reflect.TypeFor[agentListResult]()},
