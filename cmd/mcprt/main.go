@@ -125,7 +125,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	}
 	if len(args) > 0 && args[0] == "trace" { // print recorded traces, not the server
 		web := streamable.DefaultConfig()
-		return domain.TraceCommand(args[1:], stdout, stderr, environ, version,
+		return traceCommand(args[1:], stdout, stderr, environ, version,
 			func(err error) { logConfigError(core.NewLogger(stderr, core.LogOptions{}), err) }, httpSection(&web), natsSection(new(defaultNATSSettings())))
 	}
 	start := time.Now()

@@ -95,7 +95,7 @@
 //   - Config holds the store, guard, trace, workflow and agent sections; LoadConfig
 //     loads them with mcprt's base sections through one core.Loader, so
 //     their MCPRT_STORE_*, MCPRT_GUARD_*, MCPRT_TRACE_*, MCPRT_WORKFLOW_* and MCPRT_AGENT_*
-//     variables are known keys. TraceCommand is `mcprt trace show|list`.
+//     variables are known keys.
 //
 // Nothing here is global: two Domains in one process share nothing.
 package domain

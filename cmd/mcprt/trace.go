@@ -1,4 +1,4 @@
-package domain
+package main
 
 import (
 	"context"
@@ -13,10 +13,11 @@ import (
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/domain/trace"
 	"github.com/mcprt/mcprt/store"
+	"github.com/mcprt/mcprt/tools/domain"
 )
 
-// TraceUsage describes the trace subcommand.
-const TraceUsage = `mcprt trace — print the traces the server recorded.
+// traceUsage describes the trace subcommand.
+const traceUsage = `mcprt trace — print the traces the server recorded.
 
 Usage:
   mcprt trace [flags] show TRACE_ID   print a trace's delegation tree with durations
@@ -34,21 +35,18 @@ trace.flushIntervalMs of its calls. Exit codes: 0 done, 1 no such trace or
 store, 2 bad usage, 78 invalid configuration.
 `
 
-// Exit codes of TraceCommand.
+// Exit code and bound of traceCommand (the others are main's).
 const (
-	exitOK       = 0
 	exitFailure  = 1
-	exitUsage    = 2
-	exitConfig   = 78
 	traceTimeout = 30 * time.Second
 )
 
-// TraceCommand runs "mcprt trace ARGS" and returns the exit code: 0, 1
+// traceCommand runs "mcprt trace ARGS" and returns the exit code: 0, 1
 // when the trace or the store does not exist or cannot be read, 2 for bad
 // usage (no command included: the usage goes to stderr), 78 for an
 // invalid configuration (logConfig reports it). Flags may come before,
 // between and after the command's words.
-func TraceCommand(args []string, stdout, stderr io.Writer, environ []string, version string, logConfig func(error),
+func traceCommand(args []string, stdout, stderr io.Writer, environ []string, version string, logConfig func(error),
 	extra ...func(*core.Loader) error) int {
 	fs := flag.NewFlagSet("mcprt trace", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -60,10 +58,10 @@ func TraceCommand(args []string, stdout, stderr io.Writer, environ []string, ver
 	for rest := args; ; {
 		if err := fs.Parse(rest); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				fmt.Fprint(stdout, TraceUsage)
+				fmt.Fprint(stdout, traceUsage)
 				return exitOK
 			}
-			fmt.Fprintf(stderr, "mcprt trace: %v\n%s", err, TraceUsage)
+			fmt.Fprintf(stderr, "mcprt trace: %v\n%s", err, traceUsage)
 			return exitUsage
 		}
 		if rest = fs.Args(); len(rest) == 0 {
@@ -72,30 +70,30 @@ func TraceCommand(args []string, stdout, stderr io.Writer, environ []string, ver
 		pos, rest = append(pos, rest[0]), rest[1:]
 	}
 	if *help || len(pos) == 1 && pos[0] == "help" {
-		fmt.Fprint(stdout, TraceUsage)
+		fmt.Fprint(stdout, traceUsage)
 		return exitOK
 	}
 	if len(pos) == 0 {
-		fmt.Fprintf(stderr, "mcprt trace: no command given; use show or list\n%s", TraceUsage)
+		fmt.Fprintf(stderr, "mcprt trace: no command given; use show or list\n%s", traceUsage)
 		return exitUsage
 	}
 	verb := pos[0]
 	switch {
 	case verb == "show" && len(pos) != 2:
-		fmt.Fprintf(stderr, "mcprt trace show: give exactly one trace id (mcprt trace list shows them)\n%s", TraceUsage)
+		fmt.Fprintf(stderr, "mcprt trace show: give exactly one trace id (mcprt trace list shows them)\n%s", traceUsage)
 		return exitUsage
 	case verb == "list" && len(pos) != 1:
-		fmt.Fprintf(stderr, "mcprt trace list: unexpected argument %q\n%s", pos[1], TraceUsage)
+		fmt.Fprintf(stderr, "mcprt trace list: unexpected argument %q\n%s", pos[1], traceUsage)
 		return exitUsage
 	case verb != "show" && verb != "list":
-		fmt.Fprintf(stderr, "mcprt trace: unknown command %q; use show or list\n%s", verb, TraceUsage)
+		fmt.Fprintf(stderr, "mcprt trace: unknown command %q; use show or list\n%s", verb, traceUsage)
 		return exitUsage
 	}
 	path := *configPath
 	if path == "" {
-		path = lookup(environ, "MCPRT_CONFIG")
+		path = lookupEnv(environ, "MCPRT_CONFIG")
 	}
-	base, cfg, err := LoadConfig(path, environ, version, extra...)
+	base, cfg, err := domain.LoadConfig(path, environ, version, extra...)
 	if err != nil {
 		logConfig(err)
 		return exitConfig
@@ -156,13 +154,4 @@ func message(err error) string {
 		return ce.Message
 	}
 	return err.Error()
-}
-
-func lookup(environ []string, name string) string {
-	for _, kv := range environ {
-		if len(kv) > len(name) && kv[:len(name)] == name && kv[len(name)] == '=' {
-			return kv[len(name)+1:]
-		}
-	}
-	return ""
 }
