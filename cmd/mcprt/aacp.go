@@ -21,11 +21,10 @@ import (
 	"github.com/mcprt/mcprt/aacp/broker"
 	"github.com/mcprt/mcprt/aacp/envelope"
 	"github.com/mcprt/mcprt/aacp/journal"
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/natsengine"
-	"github.com/mcprt/mcprt/tools/domain"
 	"github.com/mcprt/mcprt/tools/messaging"
-	"github.com/mcprt/mcprt/transport/streamable"
 )
 
 const aacpUsage = `mcprt aacp — inspect and repair the agent messaging journal.
@@ -117,9 +116,8 @@ func runAACP(args []string, stdout, stderr io.Writer, environ []string) int {
 	}
 	// The server's loader, so that every key the server accepts (domain
 	// sections included) is accepted here too.
-	web := streamable.DefaultConfig()
-	ns := defaultNATSSettings()
-	cfg, _, err := domain.LoadConfig(path, environ, version, httpSection(&web), natsSection(&ns))
+	all, err := config.Load(path, environ, version)
+	cfg, ns := all.Base, natsSettings{Backend: all.Backend, NATS: all.NATS}
 	if err != nil {
 		return fail(exitConfig, err)
 	}

@@ -15,10 +15,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/domain/guard"
 	"github.com/mcprt/mcprt/tools/domain"
 	"github.com/mcprt/mcprt/tools/messaging"
-	"github.com/mcprt/mcprt/transport/streamable"
 )
 
 const guardUsage = `mcprt guard — check changed paths before they are committed.
@@ -91,8 +91,8 @@ func runGuard(args []string, stdout, stderr io.Writer, environ []string) int {
 		fmt.Fprintln(stdout, "mcprt guard: no changed paths to check")
 		return exitOK
 	}
-	web := streamable.DefaultConfig()
-	cfg, dom, err := domain.LoadConfig(*configPath, environ, version, httpSection(&web))
+	all, err := config.Load(*configPath, environ, version)
+	cfg, dom := all.Base, all.Domain
 	if err != nil {
 		return fail(exitConfig, err)
 	}

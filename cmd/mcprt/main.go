@@ -37,7 +37,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/aacp"
-	"github.com/mcprt/mcprt/console"
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/fixtures"
 	"github.com/mcprt/mcprt/mcp"
@@ -124,9 +124,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 		}
 	}
 	if len(args) > 0 && args[0] == "trace" { // print recorded traces, not the server
-		web := streamable.DefaultConfig()
 		return traceCommand(args[1:], stdout, stderr, environ, version,
-			func(err error) { logConfigError(core.NewLogger(stderr, core.LogOptions{}), err) }, httpSection(&web), natsSection(new(defaultNATSSettings())))
+			func(err error) { logConfigError(core.NewLogger(stderr, core.LogOptions{}), err) })
 	}
 	start := time.Now()
 	fs := flag.NewFlagSet("mcprt", flag.ContinueOnError)
@@ -159,9 +158,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	// The startup deadline covers config loading too, so take its length
 	// from the environment first (the file cannot be read before it runs).
 	bootLog := core.NewLogger(stderr, core.LogOptions{})
-	envWeb := streamable.DefaultConfig()
-	envNATS := defaultNATSSettings()
-	envCfg, _, err := domain.LoadConfig("", environ, version, httpSection(&envWeb), natsSection(&envNATS))
+	envAll, err := config.Load("", environ, version)
+	envCfg := envAll.Base
 	if err != nil { // the environment alone is invalid: no need to read the file
 		logConfigError(bootLog, err)
 		return exitConfig
@@ -188,10 +186,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	if path == "" {
 		path = lookupEnv(environ, "MCPRT_CONFIG")
 	}
-	httpCfg := streamable.DefaultConfig()
-	uiCfg := console.DefaultConfig()
-	natsCfg := defaultNATSSettings()
-	cfg, domainCfg, err := domain.LoadConfig(path, environ, version, sections(&httpCfg, &uiCfg), natsSection(&natsCfg))
+	all, err := config.Load(path, environ, version)
+	cfg, domainCfg, httpCfg, uiCfg := all.Base, all.Domain, all.HTTP, all.Console
+	natsCfg := natsSettings{Backend: all.Backend, NATS: all.NATS}
 	if err != nil {
 		logConfigError(bootLog, err)
 		return exitConfig
@@ -350,26 +347,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	}
 	logger.Info("mcprt stopped")
 	return code
-}
-
-// httpSection adds the Streamable HTTP transport's section
-// (transport.http.*) to a configuration load, filling web.
-func httpSection(web *streamable.Config) func(*core.Loader) error {
-	return func(l *core.Loader) error {
-		ui := console.DefaultConfig() // known, so that its MCPRT_CONSOLE_* variables are accepted
-		return sections(web, &ui)(l)
-	}
-}
-
-// sections adds the HTTP transport's and the console's sections
-// (transport.http.*, console.*) to a configuration load.
-func sections(web *streamable.Config, ui *console.Config) func(*core.Loader) error {
-	return func(l *core.Loader) error {
-		if err := streamable.AddConfig(l, web); err != nil {
-			return err
-		}
-		return console.AddConfig(l, ui)
-	}
 }
 
 // served2code logs why the session ended and returns the exit code.

@@ -10,10 +10,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/domain/trace"
 	"github.com/mcprt/mcprt/store"
-	"github.com/mcprt/mcprt/tools/domain"
 )
 
 // traceUsage describes the trace subcommand.
@@ -46,8 +46,7 @@ const (
 // usage (no command included: the usage goes to stderr), 78 for an
 // invalid configuration (logConfig reports it). Flags may come before,
 // between and after the command's words.
-func traceCommand(args []string, stdout, stderr io.Writer, environ []string, version string, logConfig func(error),
-	extra ...func(*core.Loader) error) int {
+func traceCommand(args []string, stdout, stderr io.Writer, environ []string, version string, logConfig func(error)) int {
 	fs := flag.NewFlagSet("mcprt trace", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	configPath := fs.String("config", "", "path of a JSON configuration file")
@@ -93,7 +92,8 @@ func traceCommand(args []string, stdout, stderr io.Writer, environ []string, ver
 	if path == "" {
 		path = lookupEnv(environ, "MCPRT_CONFIG")
 	}
-	base, cfg, err := domain.LoadConfig(path, environ, version, extra...)
+	all, err := config.Load(path, environ, version)
+	base, cfg := all.Base, all.Domain
 	if err != nil {
 		logConfig(err)
 		return exitConfig

@@ -22,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/console"
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/tools/domain"
@@ -81,8 +82,8 @@ func runUI(args []string, stdout, stderr io.Writer, environ []string) int {
 	if path == "" {
 		path = lookupEnv(environ, "MCPRT_CONFIG")
 	}
-	web, uiCfg := streamable.DefaultConfig(), console.DefaultConfig()
-	cfg, domainCfg, err := domain.LoadConfig(path, environ, version, sections(&web, &uiCfg))
+	all, err := config.Load(path, environ, version)
+	cfg, domainCfg, web, uiCfg := all.Base, all.Domain, all.HTTP, all.Console
 	if err != nil {
 		logConfigError(core.NewLogger(stderr, core.LogOptions{}), err)
 		return exitConfig
@@ -173,7 +174,7 @@ func runUI(args []string, stdout, stderr io.Writer, environ []string) int {
 // access token; when ctx ends (the server shuts down) its live event
 // streams end.
 func mountConsole(ctx context.Context, web *streamable.Handler, uiCfg console.Config, httpCfg streamable.Config, cfg core.Config,
-	domainCfg domain.Config, messaging *messaging.Service, telemetry *core.Telemetry, domain *domain.Domain,
+	domainCfg config.Domain, messaging *messaging.Service, telemetry *core.Telemetry, domain *domain.Domain,
 	environ []string, clock core.Clock, logger *slog.Logger) (*mountedConsole, error) {
 	token := ""
 	if httpCfg.AuthTokenEnvVar != "" {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/aacp"
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/domain/agent"
 	"github.com/mcprt/mcprt/mcp"
@@ -21,13 +22,11 @@ const (
 	URIAgent           = "agents://id/{agentId}"
 	PromptListAgents   = "list_agents"
 	PromptRunAgent     = "run_agent"
-	// defaultRunTimeoutMs is agent.runTimeoutMs's default: 5 minutes.
-	defaultRunTimeoutMs = 300000
 )
 
 // newAgents reads the agent profiles (a bad file is a *core.ConfigError
 // for agent.dir) and builds the agent service, connected to nothing yet.
-func newAgents(cfg Config, dataDir string, opts Options) (*agent.Service, error) {
+func newAgents(cfg config.Domain, dataDir string, opts Options) (*agent.Service, error) {
 	dir := cfg.AgentsDir(dataDir)
 	profiles, err := agent.LoadDir(dir)
 	if err != nil {

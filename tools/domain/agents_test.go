@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mcprt/mcprt/aacp"
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/tools/messaging"
 )
@@ -123,7 +124,7 @@ func TestAgentsDirBad(t *testing.T) {
 	dir := agentsDir(t, map[string]string{"x.json": `{"agentId":"x"}`})
 	base := core.DefaultConfig("test")
 	base.AACP.DataDir = t.TempDir()
-	cfg := DefaultConfig()
+	cfg := config.DefaultDomain()
 	cfg.Agent.Dir = dir
 	_, err := New(Options{Config: cfg, Base: base})
 	var ce *core.ConfigError

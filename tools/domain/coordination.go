@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/domain/guard"
 	"github.com/mcprt/mcprt/domain/reservation"
@@ -38,7 +39,7 @@ type coordination struct {
 
 // newCoordination builds the coordination services over the store and
 // puts the reservation gate on guard_check.
-func (d *Domain) newCoordination(cfg Config, opts Options) {
+func (d *Domain) newCoordination(cfg config.Domain, opts Options) {
 	d.coord.reservations = reservation.NewService(reservation.Options{Store: d.db.Reservations(), Clock: opts.Clock, IDs: opts.IDs,
 		MaxPerAgent: cfg.Coord.MaxReservationsPerAgent, DefaultTTL: time.Duration(cfg.Coord.DefaultTTLSeconds) * time.Second})
 	d.coord.tasks = task.NewService(d.db.Tasks(), opts.Clock, opts.IDs)

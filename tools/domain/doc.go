@@ -92,10 +92,9 @@
 //     or a change feed that was trimmed before it was read, updates every
 //     subscribed one). policies:// never changes while the server runs.
 //   - Close stops delegation, writes what is queued and closes the store.
-//   - Config holds the store, guard, trace, workflow and agent sections; LoadConfig
-//     loads them with mcprt's base sections through one core.Loader, so
-//     their MCPRT_STORE_*, MCPRT_GUARD_*, MCPRT_TRACE_*, MCPRT_WORKFLOW_* and MCPRT_AGENT_*
-//     variables are known keys.
+//   - Options.Config (config.Domain) holds the store, guard, trace,
+//     workflow, agent and coord sections; the binary loads them with every
+//     other section in one config.Load.
 //
 // Nothing here is global: two Domains in one process share nothing.
 package domain

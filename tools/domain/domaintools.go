@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/domain/agent"
 	"github.com/mcprt/mcprt/domain/guard"
@@ -23,7 +24,7 @@ import (
 // Options configure New.
 type Options struct {
 	// Config holds the store, guard, trace, workflow and agent sections.
-	Config Config
+	Config config.Domain
 	// Base is the server's configuration: aacp.dataDir places the
 	// default directories, logging.redactKeys redacts captured arguments.
 	Base core.Config

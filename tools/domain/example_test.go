@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/mcp"
 	"github.com/mcprt/mcprt/tools/domain"
@@ -31,7 +32,7 @@ func ExampleDomain_Register() {
 	if err != nil {
 		panic(err)
 	}
-	dom, err := domain.New(domain.Options{Config: domain.DefaultConfig(), Base: base})
+	dom, err := domain.New(domain.Options{Config: config.DefaultDomain(), Base: base})
 	if err != nil {
 		panic(err)
 	}

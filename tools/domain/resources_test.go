@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/jsonrpc"
 	"github.com/mcprt/mcprt/mcp"
@@ -161,7 +162,7 @@ func setupFull(t *testing.T, mode string, tracing bool, agentsDir string, connec
 	dir := t.TempDir()
 	base := core.DefaultConfig("test")
 	base.AACP.DataDir, base.Server.Mode = dir, mode
-	cfg := DefaultConfig()
+	cfg := config.DefaultDomain()
 	cfg.Trace.Enabled = tracing
 	cfg.Agent.Dir = agentsDir
 	d, err := New(Options{Config: cfg, Base: base, Clock: clock})

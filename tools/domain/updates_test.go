@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/domain/memory"
 	"github.com/mcprt/mcprt/domain/session"
@@ -53,7 +54,7 @@ func (c *rpcClient) subscribe(uri string) {
 // only through the change feed's polls.
 func otherProcess(t *testing.T, dir string) (*memory.Service, *session.Service) {
 	t.Helper()
-	db, err := store.New(store.Options{Dir: DefaultConfig().StoreDir(dir)})
+	db, err := store.New(store.Options{Dir: config.DefaultDomain().StoreDir(dir)})
 	if err != nil {
 		t.Fatal(err)
 	}

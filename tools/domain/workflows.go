@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/domain/trace"
 	"github.com/mcprt/mcprt/domain/workflow"
@@ -21,7 +22,7 @@ const (
 // newWorkflows loads the bundled workflows and those of workflow.dir and
 // builds the engine. A definition that cannot be loaded is a
 // *core.ConfigError for workflow.dir.
-func (d *Domain) newWorkflows(cfg Config, dataDir string, opts Options) error {
+func (d *Domain) newWorkflows(cfg config.Domain, dataDir string, opts Options) error {
 	dir := cfg.WorkflowsDir(dataDir)
 	defs, err := workflow.Load(dir)
 	if err != nil {

@@ -1,4 +1,4 @@
-package domain
+package config
 
 import (
 	"path/filepath"
@@ -56,8 +56,8 @@ type CoordConfig struct {
 	DefaultTTLSeconds       int `json:"defaultTtlSeconds" config:"min=1,max=604800" help:"Lease time of a reservation whose reserve_paths call gives no ttlSeconds, in seconds."`
 }
 
-// Config holds the sections of the domain tools.
-type Config struct {
+// Domain holds the sections of the domain tools (package tools/domain).
+type Domain struct {
 	Store    StoreConfig
 	Guard    GuardConfig
 	Trace    TraceConfig
@@ -66,22 +66,22 @@ type Config struct {
 	Coord    CoordConfig
 }
 
-// DefaultConfig returns the defaults: the store and policies under
+// DefaultDomain returns the defaults: the store and policies under
 // aacp.dataDir, tracing on without arguments.
-func DefaultConfig() Config {
-	return Config{
+func DefaultDomain() Domain {
+	return Domain{
 		Store: StoreConfig{BusyTimeoutMs: int(store.DefaultBusyTimeout / time.Millisecond),
 			WatchIntervalMs: int(store.DefaultWatchInterval / time.Millisecond)},
 		Trace: TraceConfig{Enabled: true, MaxCapturedBytes: trace.DefaultMaxCaptured, QueueSize: trace.DefaultQueueSize,
 			BatchSize: trace.DefaultBatchSize, FlushIntervalMs: 200, RetentionMaxAgeMs: int(trace.DefaultMaxAge / time.Millisecond),
 			RetentionMaxEvents: trace.DefaultMaxEvents},
-		Agent: AgentConfig{MaxDelegationDepth: agent.DefaultMaxDelegationDepth, RunTimeoutMs: defaultRunTimeoutMs},
+		Agent: AgentConfig{MaxDelegationDepth: agent.DefaultMaxDelegationDepth, RunTimeoutMs: 300000}, // 5 minutes,
 		Coord: CoordConfig{MaxReservationsPerAgent: reservation.DefaultMaxPerAgent, DefaultTTLSeconds: 3600},
 	}
 }
 
 // AddTo adds the store, guard, trace, workflow and agent sections to a Loader.
-func (c *Config) AddTo(l *core.Loader) error {
+func (c *Domain) AddTo(l *core.Loader) error {
 	for _, s := range []struct {
 		path string
 		ptr  any
@@ -93,48 +93,24 @@ func (c *Config) AddTo(l *core.Loader) error {
 	return nil
 }
 
-// LoadConfig loads mcprt's base configuration and the domain sections from
-// the file at path ("" for none) and the environment, with one Loader: an
-// invalid value in any section is a *core.ConfigError.
-//
-// extra adds the sections of other packages to the same Loader (the
-// binary's HTTP transport, say), so that their keys and MCPRT_* variables
-// are known in one load.
-func LoadConfig(path string, environ []string, version string, extra ...func(*core.Loader) error) (core.Config, Config, error) {
-	base, dom := core.DefaultConfig(version), DefaultConfig()
-	l := core.NewConfigLoader(&base)
-	if err := dom.AddTo(l); err != nil {
-		return core.Config{}, Config{}, err
-	}
-	for _, add := range extra {
-		if err := add(l); err != nil {
-			return core.Config{}, Config{}, err
-		}
-	}
-	if err := l.Load(path, environ); err != nil {
-		return core.Config{}, Config{}, err
-	}
-	return base, dom, nil
-}
-
 // StoreDir returns the store's directory: store.dir, or {dataDir}/store.
-func (c Config) StoreDir(dataDir string) string { return dirOr(c.Store.Dir, dataDir, "store") }
+func (c Domain) StoreDir(dataDir string) string { return dirOr(c.Store.Dir, dataDir, "store") }
 
 // PoliciesDir returns the policies directory: guard.policiesDir, or
 // {dataDir}/policies.
-func (c Config) PoliciesDir(dataDir string) string {
+func (c Domain) PoliciesDir(dataDir string) string {
 	return dirOr(c.Guard.PoliciesDir, dataDir, "policies")
 }
 
 // WorkflowsDir returns the workflows directory: workflow.dir, or
 // {dataDir}/workflows.
-func (c Config) WorkflowsDir(dataDir string) string {
+func (c Domain) WorkflowsDir(dataDir string) string {
 	return dirOr(c.Workflow.Dir, dataDir, "workflows")
 }
 
 // AgentsDir returns the agent profiles directory: agent.dir, or
 // {dataDir}/agents.
-func (c Config) AgentsDir(dataDir string) string { return dirOr(c.Agent.Dir, dataDir, "agents") }
+func (c Domain) AgentsDir(dataDir string) string { return dirOr(c.Agent.Dir, dataDir, "agents") }
 
 // dirOr is dir when set, else {dataDir}/name.
 func dirOr(dir, dataDir, name string) string {
