@@ -8,8 +8,9 @@ import (
 	"testing"
 
 	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/fixtures"
 	"github.com/mcprt/mcprt/mcp"
-	"github.com/mcprt/mcprt/mcp/builtin"
+	"github.com/mcprt/mcprt/tools/builtin"
 )
 
 // testServer returns a server in mode TEST with the built-in tools, the
@@ -20,7 +21,10 @@ func testServer(tb testing.TB, slots int) *mcp.Server {
 	cfg.Server.Mode = core.ModeTest
 	cfg.Resources.MaxConcurrentExecutions = slots
 	return newServer(tb, cfg, func(srv *mcp.Server) error {
-		return builtin.Register(srv, builtin.Options{})
+		if err := builtin.Register(srv, builtin.Options{}); err != nil {
+			return err
+		}
+		return fixtures.Register(srv, fixtures.Options{})
 	})
 }
 

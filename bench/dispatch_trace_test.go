@@ -7,10 +7,11 @@ import (
 
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/domain/trace"
+	"github.com/mcprt/mcprt/fixtures"
 	"github.com/mcprt/mcprt/mcp"
-	"github.com/mcprt/mcprt/mcp/builtin"
-	"github.com/mcprt/mcprt/mcp/domaintools"
 	"github.com/mcprt/mcprt/store"
+	"github.com/mcprt/mcprt/tools/builtin"
+	"github.com/mcprt/mcprt/tools/domain"
 )
 
 // BenchmarkDispatchNoopTraced is BenchmarkDispatchNoop with the trace
@@ -57,11 +58,14 @@ func benchTraced(b *testing.B, st trace.Store, closeStore func() error) {
 	cfg.Server.Mode = core.ModeTest
 	cfg.Resources.MaxConcurrentExecutions = 10
 	srv, err := mcp.NewServer(mcp.Options{Config: &cfg, Logger: newLogger(), Transport: "stdio",
-		Audit: domaintools.NewAuditSink(rec, nil, "bench")})
+		Audit: domain.NewAuditSink(rec, nil, "bench")})
 	if err != nil {
 		b.Fatal(err)
 	}
 	if err := builtin.Register(srv, builtin.Options{}); err != nil {
+		b.Fatal(err)
+	}
+	if err := fixtures.Register(srv, fixtures.Options{}); err != nil {
 		b.Fatal(err)
 	}
 	s := startSession(b, srv)

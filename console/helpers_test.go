@@ -16,7 +16,7 @@ import (
 	"github.com/mcprt/mcprt/aacp/broker"
 	"github.com/mcprt/mcprt/aacp/envelope"
 	"github.com/mcprt/mcprt/core"
-	"github.com/mcprt/mcprt/mcp/aacptools"
+	"github.com/mcprt/mcprt/tools/messaging"
 )
 
 // testToken is the sign-in token of the test consoles.
@@ -44,7 +44,7 @@ func newFixture(t *testing.T, mod func(*Options, *core.AACPConfig)) *fixture {
 		mod(&opts, &acfg)
 	}
 	if opts.Messaging == nil {
-		svc, err := aacptools.New(aacptools.Options{Config: acfg})
+		svc, err := messaging.New(messaging.Options{Config: acfg})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +116,7 @@ func (f *fixture) agent(id string) *broker.Broker {
 	f.t.Helper()
 	cfg := f.aacp
 	cfg.AgentID, cfg.AgentType = id, "Implementation"
-	svc, err := aacptools.New(aacptools.Options{Config: cfg})
+	svc, err := messaging.New(messaging.Options{Config: cfg})
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -19,14 +19,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/fixtures"
 	"github.com/mcprt/mcprt/jsonrpc"
 	"github.com/mcprt/mcprt/mcp"
-	"github.com/mcprt/mcprt/mcp/builtin"
 )
 
 // FuzzResourcesRead turns arbitrary bytes into the params of a
 // resources/read sent to an in-process Session of a TEST-mode server with
-// the demo resources (builtin.DemoReadmeURI, DemoLogoURI, DemoCounterURI
+// the demo resources (fixtures.DemoReadmeURI, DemoLogoURI, DemoCounterURI
 // and the template DemoNoteTemplate, whose notes are alpha, beta and
 // gamma).
 //
@@ -100,9 +100,9 @@ func refRead(params json.RawMessage) refReadOutcome {
 	}
 	out := refReadOutcome{uri: uri}
 	switch uri {
-	case builtin.DemoReadmeURI, builtin.DemoCounterURI:
+	case fixtures.DemoReadmeURI, fixtures.DemoCounterURI:
 		out.found, out.kind = true, "text"
-	case builtin.DemoLogoURI:
+	case fixtures.DemoLogoURI:
 		out.found, out.kind = true, "blob"
 	}
 	if rest, ok := strings.CutPrefix(uri, "demo://notes/"); ok && refTemplateValue.MatchString(rest) {
@@ -163,7 +163,7 @@ func checkReadResponse(t *testing.T, line, resp []byte, want refReadOutcome) {
 			}
 		case c.Text == nil || want.text != "" && *c.Text != want.text:
 			t.Fatalf("resources/read %q: want text %q, got %q", line, want.text, resp)
-		case want.uri == builtin.DemoCounterURI:
+		case want.uri == fixtures.DemoCounterURI:
 			if _, err := strconv.ParseUint(*c.Text, 10, 64); err != nil {
 				t.Fatalf("resources/read %q: the counter is not a count: %q", line, resp)
 			}
@@ -250,7 +250,7 @@ var demoServer = sync.OnceValues(func() (*mcp.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return srv, builtin.Register(srv, builtin.Options{})
+	return srv, fixtures.Register(srv, fixtures.Options{})
 })
 
 // runOneRequest serves the handshake of version and line on a new session

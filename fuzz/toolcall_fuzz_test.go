@@ -15,9 +15,10 @@ import (
 
 	"github.com/mcprt/mcprt/aacp"
 	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/fixtures"
 	"github.com/mcprt/mcprt/jsonrpc"
 	"github.com/mcprt/mcprt/mcp"
-	"github.com/mcprt/mcprt/mcp/builtin"
+	"github.com/mcprt/mcprt/tools/builtin"
 )
 
 // FuzzToolCall sends one tools/call, built from the fuzz input, to an
@@ -176,6 +177,9 @@ func runToolCall(t *testing.T, line []byte, version string) {
 		}
 	}()
 	if err := builtin.Register(srv, builtin.Options{Agents: agents}); err != nil {
+		t.Fatal(err)
+	}
+	if err := fixtures.Register(srv, fixtures.Options{Agents: agents}); err != nil {
 		t.Fatal(err)
 	}
 

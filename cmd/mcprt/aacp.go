@@ -21,11 +21,10 @@ import (
 	"github.com/mcprt/mcprt/aacp/broker"
 	"github.com/mcprt/mcprt/aacp/envelope"
 	"github.com/mcprt/mcprt/aacp/journal"
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/core"
-	"github.com/mcprt/mcprt/mcp/aacptools"
-	"github.com/mcprt/mcprt/mcp/domaintools"
 	"github.com/mcprt/mcprt/natsengine"
-	"github.com/mcprt/mcprt/transport/streamable"
+	"github.com/mcprt/mcprt/tools/messaging"
 )
 
 const aacpUsage = `mcprt aacp — inspect and repair the agent messaging journal.
@@ -117,9 +116,8 @@ func runAACP(args []string, stdout, stderr io.Writer, environ []string) int {
 	}
 	// The server's loader, so that every key the server accepts (domain
 	// sections included) is accepted here too.
-	web := streamable.DefaultConfig()
-	ns := defaultNATSSettings()
-	cfg, _, err := domaintools.LoadConfig(path, environ, version, httpSection(&web), natsSection(&ns))
+	all, err := config.Load(path, environ, version)
+	cfg, ns := all.Base, natsSettings{Backend: all.Backend, NATS: all.NATS}
 	if err != nil {
 		return fail(exitConfig, err)
 	}
@@ -162,7 +160,7 @@ func runAACP(args []string, stdout, stderr io.Writer, environ []string) int {
 		err = c.quarantine(ctx)
 	case "reindex":
 		var n int
-		if n, err = aacptools.Reindex(ctx, cfg.AACP.DataDir); err == nil {
+		if n, err = messaging.Reindex(ctx, cfg.AACP.DataDir); err == nil {
 			if c.json {
 				err = c.emit(map[string]int{"indexed": n}, nil, nil)
 			} else {
@@ -378,7 +376,7 @@ func (c *aacpCmd) requeue(ctx context.Context, messageID string) error {
 		reg = broker.RegisterInput{Type: r.Type, SupportedVersions: r.SupportedVersions, Capabilities: r.Capabilities}
 	}
 	b, err := broker.Open(broker.Options{Store: c.store, Manual: true, DefaultTTL: time.Duration(c.cfg.DefaultTTLMs) * time.Millisecond,
-		Policies: aacptools.Policies(c.cfg)})
+		Policies: messaging.Policies(c.cfg)})
 	if err != nil {
 		return err
 	}

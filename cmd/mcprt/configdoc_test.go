@@ -14,10 +14,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcprt/mcprt/console"
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/core"
-	"github.com/mcprt/mcprt/mcp/domaintools"
-	"github.com/mcprt/mcprt/transport/streamable"
 )
 
 var updateConfigDoc = flag.Bool("update-config-doc", false, "rewrite the key table of docs/configuration.md")
@@ -28,21 +26,15 @@ const (
 	configDocEnd   = "<!-- keys:end -->"
 )
 
-// allConfigKeys returns every key of the binary's configuration: the base
-// sections, the domain sections, the HTTP transport's and the console's
-// (sections), and aacp.backend with the nats section (natsSection), as
-// the binary loads them.
+// allConfigKeys returns every key of the binary's configuration, as
+// config.Load knows them.
 func allConfigKeys(t *testing.T) []core.ConfigKey {
 	t.Helper()
-	base, dom, web := core.DefaultConfig("(build version)"), domaintools.DefaultConfig(), streamable.DefaultConfig()
-	ui, ns := console.DefaultConfig(), defaultNATSSettings()
-	l := core.NewConfigLoader(&base)
-	for _, add := range []func(*core.Loader) error{dom.AddTo, sections(&web, &ui), natsSection(&ns)} {
-		if err := add(l); err != nil {
-			t.Fatal(err)
-		}
+	keys, err := config.Keys("(build version)")
+	if err != nil {
+		t.Fatal(err)
 	}
-	return l.Keys()
+	return keys
 }
 
 // keyTable renders the keys as one Markdown table per top-level section.

@@ -17,8 +17,8 @@ import (
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/domain/reservation"
 	"github.com/mcprt/mcprt/domain/task"
-	"github.com/mcprt/mcprt/mcp/aacptools"
 	"github.com/mcprt/mcprt/store"
+	"github.com/mcprt/mcprt/tools/messaging"
 )
 
 // consoleSources are the console's Reservations, Tasks and MessageSearch
@@ -33,7 +33,7 @@ type consoleSources struct {
 // newConsoleSources opens (lazily) the store in storeDir and builds the
 // sources. The person's actions (force-release) act as humanID, the
 // console's agent, with messaging telling holders and presence.
-func newConsoleSources(storeDir string, busy time.Duration, clock core.Clock, messaging *aacptools.Service, humanID string) (*consoleSources, error) {
+func newConsoleSources(storeDir string, busy time.Duration, clock core.Clock, messaging *messaging.Service, humanID string) (*consoleSources, error) {
 	if clock == nil {
 		clock = core.SystemClock{}
 	}
@@ -61,7 +61,7 @@ func (s *consoleSources) Close() error { return s.db.Close() }
 // the caller of every console action is console.humanAgentId, whatever
 // agent the process itself hosts.
 type humanMessaging struct {
-	*aacptools.Service
+	*messaging.Service
 	agentID string
 }
 
@@ -151,7 +151,7 @@ func (t consoleTasks) List(ctx context.Context, limit int) ([]console.Task, erro
 }
 
 // consoleSearch implements console.MessageSearch over the message index.
-type consoleSearch struct{ msg *aacptools.Service }
+type consoleSearch struct{ msg *messaging.Service }
 
 // Search implements console.MessageSearch.
 func (s consoleSearch) Search(ctx context.Context, query string, limit int) ([]console.MessageHit, error) {

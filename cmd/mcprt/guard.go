@@ -15,10 +15,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/domain/guard"
-	"github.com/mcprt/mcprt/mcp/aacptools"
-	"github.com/mcprt/mcprt/mcp/domaintools"
-	"github.com/mcprt/mcprt/transport/streamable"
+	"github.com/mcprt/mcprt/tools/domain"
+	"github.com/mcprt/mcprt/tools/messaging"
 )
 
 const guardUsage = `mcprt guard — check changed paths before they are committed.
@@ -91,15 +91,15 @@ func runGuard(args []string, stdout, stderr io.Writer, environ []string) int {
 		fmt.Fprintln(stdout, "mcprt guard: no changed paths to check")
 		return exitOK
 	}
-	web := streamable.DefaultConfig()
-	cfg, dom, err := domaintools.LoadConfig(*configPath, environ, version, httpSection(&web))
+	all, err := config.Load(*configPath, environ, version)
+	cfg, dom := all.Base, all.Domain
 	if err != nil {
 		return fail(exitConfig, err)
 	}
 	if *dataDir != "" {
 		cfg.AACP.DataDir = *dataDir
 	}
-	d, err := domaintools.New(domaintools.Options{Config: dom, Base: cfg})
+	d, err := domain.New(domain.Options{Config: dom, Base: cfg})
 	if err != nil {
 		return fail(exitConfig, err)
 	}
@@ -107,7 +107,7 @@ func runGuard(args []string, stdout, stderr io.Writer, environ []string) int {
 	defer cancel()
 	defer d.Close(ctx)
 	// Presence only: the check never registers an agent.
-	m, err := aacptools.New(aacptools.Options{Config: cfg.AACP})
+	m, err := messaging.New(messaging.Options{Config: cfg.AACP})
 	if err != nil {
 		return fail(exitConfig, err)
 	}

@@ -23,9 +23,8 @@ import (
 
 	"github.com/mcprt/mcprt/aacp/envelope"
 	"github.com/mcprt/mcprt/aacp/journal"
-	"github.com/mcprt/mcprt/mcp/domaintools"
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/store"
-	"github.com/mcprt/mcprt/transport/streamable"
 )
 
 const hookUsage = `mcprt hook — tell an AI session about its unread messages, from a client hook.
@@ -185,8 +184,8 @@ func hookGather(configPath, dataDir, agent string, environ []string, now time.Ti
 	if configPath == "" {
 		configPath = lookupEnv(environ, "MCPRT_CONFIG")
 	}
-	web := streamable.DefaultConfig()
-	cfg, dom, err := domaintools.LoadConfig(configPath, environ, version, httpSection(&web))
+	all, err := config.Load(configPath, environ, version)
+	cfg, dom := all.Base, all.Domain
 	if err != nil {
 		return hookReport{}, fmt.Errorf("invalid configuration: %w", err)
 	}

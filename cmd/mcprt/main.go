@@ -37,12 +37,13 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/aacp"
-	"github.com/mcprt/mcprt/console"
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/fixtures"
 	"github.com/mcprt/mcprt/mcp"
-	"github.com/mcprt/mcprt/mcp/aacptools"
-	"github.com/mcprt/mcprt/mcp/builtin"
-	"github.com/mcprt/mcprt/mcp/domaintools"
+	"github.com/mcprt/mcprt/tools/builtin"
+	"github.com/mcprt/mcprt/tools/domain"
+	"github.com/mcprt/mcprt/tools/messaging"
 	"github.com/mcprt/mcprt/transport/streamable"
 )
 
@@ -123,9 +124,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 		}
 	}
 	if len(args) > 0 && args[0] == "trace" { // print recorded traces, not the server
-		web := streamable.DefaultConfig()
-		return domaintools.TraceCommand(args[1:], stdout, stderr, environ, version,
-			func(err error) { logConfigError(core.NewLogger(stderr, core.LogOptions{}), err) }, httpSection(&web), natsSection(new(defaultNATSSettings())))
+		return traceCommand(args[1:], stdout, stderr, environ, version,
+			func(err error) { logConfigError(core.NewLogger(stderr, core.LogOptions{}), err) })
 	}
 	start := time.Now()
 	fs := flag.NewFlagSet("mcprt", flag.ContinueOnError)
@@ -158,9 +158,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	// The startup deadline covers config loading too, so take its length
 	// from the environment first (the file cannot be read before it runs).
 	bootLog := core.NewLogger(stderr, core.LogOptions{})
-	envWeb := streamable.DefaultConfig()
-	envNATS := defaultNATSSettings()
-	envCfg, _, err := domaintools.LoadConfig("", environ, version, httpSection(&envWeb), natsSection(&envNATS))
+	envAll, err := config.Load("", environ, version)
+	envCfg := envAll.Base
 	if err != nil { // the environment alone is invalid: no need to read the file
 		logConfigError(bootLog, err)
 		return exitConfig
@@ -187,10 +186,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	if path == "" {
 		path = lookupEnv(environ, "MCPRT_CONFIG")
 	}
-	httpCfg := streamable.DefaultConfig()
-	uiCfg := console.DefaultConfig()
-	natsCfg := defaultNATSSettings()
-	cfg, domainCfg, err := domaintools.LoadConfig(path, environ, version, sections(&httpCfg, &uiCfg), natsSection(&natsCfg))
+	all, err := config.Load(path, environ, version)
+	cfg, domainCfg, httpCfg, uiCfg := all.Base, all.Domain, all.HTTP, all.Console
+	natsCfg := natsSettings{Backend: all.Backend, NATS: all.NATS}
 	if err != nil {
 		logConfigError(bootLog, err)
 		return exitConfig
@@ -231,7 +229,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	go telemetry.Run(ctx)
 	// Memory, sessions, guard policies and traces share one SQLite store,
 	// opened by its first use; the trace sink records every tools/call.
-	domain, err := domaintools.New(domaintools.Options{Config: domainCfg, Base: cfg, Logger: logger, Clock: clock})
+	dom, err := domain.New(domain.Options{Config: domainCfg, Base: cfg, Logger: logger, Clock: clock})
 	if err != nil {
 		logConfigError(bootLog, err) // unredacted: "key" is a redaction key
 		return exitConfig
@@ -239,16 +237,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	// Agent-to-agent messaging: the journal in aacp.dataDir is opened by
 	// the first aacp_* call, not here. Every tool call is its agent's
 	// heartbeat.
-	messaging, err := aacptools.New(aacptools.Options{Config: cfg.AACP, Logger: logger, Clock: clock, Open: natsBack.opener()})
+	msgs, err := messaging.New(messaging.Options{Config: cfg.AACP, Logger: logger, Clock: clock, Open: natsBack.opener()})
 	if err != nil {
 		logConfigError(logger, err)
 		return exitConfig
 	}
-	defer messaging.Close()
+	defer msgs.Close()
 	if cfg.Server.Instructions == "" { // who the model is, when to check its inbox, how to answer
-		cfg.Server.Instructions = domaintools.DefaultInstructions(cfg.AACP.AgentID)
+		cfg.Server.Instructions = domain.DefaultInstructions(cfg.AACP.AgentID)
 	}
-	srv, err := mcp.NewServer(mcp.Options{Config: &cfg, Logger: logger, Transport: mcp.TransportStdio, Audit: messaging.AuditSink(domain.AuditSink()),
+	srv, err := mcp.NewServer(mcp.Options{Config: &cfg, Logger: logger, Transport: mcp.TransportStdio, Audit: msgs.AuditSink(dom.AuditSink()),
 		Telemetry: telemetry, DroppedLogs: logOut.Dropped})
 	if err != nil {
 		logger.Error("cannot build the server", "error", err.Error())
@@ -267,25 +265,31 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	}
 	// agent_list is the domain's: it also lists profiles and messaging agents.
 	if err := builtin.Register(srv, builtin.Options{Agents: agents, Version: cfg.Server.Version,
-		AdminAuthorized: adminAuthorized, OmitAgentList: true, Clock: testClock, MessagingHealth: messagingHealth(natsBack, cfg.AACP.DataDir)}); err != nil {
+		AdminAuthorized: adminAuthorized, OmitAgentList: true, MessagingHealth: messagingHealth(natsBack, cfg.AACP.DataDir)}); err != nil {
 		logger.Error("cannot register the built-in tools", "error", err.Error())
 		return exitFatal
 	}
-	if err := messaging.Register(srv); err != nil {
+	if cfg.Server.Mode == core.ModeTest { // the fixtures of black-box tests and conformance suites
+		if err := fixtures.Register(srv, fixtures.Options{Agents: agents, Clock: testClock}); err != nil {
+			logger.Error("cannot register the TEST fixtures", "error", err.Error())
+			return exitFatal
+		}
+	}
+	if err := msgs.Register(srv); err != nil {
 		logger.Error("cannot register the aacp tools", "error", err.Error())
 		return exitFatal
 	}
-	domain.ConnectMessaging(messaging) // reservations and the work queue: caller, presence, notices
-	if err := domain.ConnectAgents(agents, messaging); err != nil {
+	dom.ConnectMessaging(msgs) // reservations and the work queue: caller, presence, notices
+	if err := dom.ConnectAgents(agents, msgs); err != nil {
 		logger.Error("cannot connect the agent tools", "error", err.Error())
 		return exitFatal
 	}
-	if err := domain.Register(srv); err != nil {
+	if err := dom.Register(srv); err != nil {
 		logger.Error("cannot register the memory, session, guard and trace tools", "error", err.Error())
 		return exitFatal
 	}
 	if web != nil && uiCfg.Enabled { // the overseer's console at /ui/ (ui.go)
-		ui, err := mountConsole(ctx, web, uiCfg, httpCfg, cfg, domainCfg, messaging, telemetry, domain, environ, clock, logger)
+		ui, err := mountConsole(ctx, web, uiCfg, httpCfg, cfg, domainCfg, msgs, telemetry, dom, environ, clock, logger)
 		if err != nil {
 			logger.Error("cannot start the console", "error", err.Error())
 			return exitFatal
@@ -332,37 +336,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	if err := agents.Close(agentWait); err != nil {
 		logger.Warn("agents still busy at exit", "error", err.Error())
 	}
-	domain.Agents().Close() // its delegations' receiver, before the broker under it
-	if err := messaging.Close(); err != nil {
+	dom.Agents().Close() // its delegations' receiver, before the broker under it
+	if err := msgs.Close(); err != nil {
 		logger.Warn("closing agent messaging failed", "error", err.Error())
 	}
 	domainWait, stopDomain := context.WithTimeout(context.Background(), 5*time.Second)
 	defer stopDomain()
-	if err := domain.Close(domainWait); err != nil { // writes the queued trace events
+	if err := dom.Close(domainWait); err != nil { // writes the queued trace events
 		logger.Warn("closing the store failed; trace events still queued are lost", "error", err.Error())
 	}
 	logger.Info("mcprt stopped")
 	return code
-}
-
-// httpSection adds the Streamable HTTP transport's section
-// (transport.http.*) to a configuration load, filling web.
-func httpSection(web *streamable.Config) func(*core.Loader) error {
-	return func(l *core.Loader) error {
-		ui := console.DefaultConfig() // known, so that its MCPRT_CONSOLE_* variables are accepted
-		return sections(web, &ui)(l)
-	}
-}
-
-// sections adds the HTTP transport's and the console's sections
-// (transport.http.*, console.*) to a configuration load.
-func sections(web *streamable.Config, ui *console.Config) func(*core.Loader) error {
-	return func(l *core.Loader) error {
-		if err := streamable.AddConfig(l, web); err != nil {
-			return err
-		}
-		return console.AddConfig(l, ui)
-	}
 }
 
 // served2code logs why the session ended and returns the exit code.

@@ -27,16 +27,6 @@ func defaultNATSSettings() natsSettings {
 	return natsSettings{Backend: natsengine.DefaultBackendConfig(), NATS: natsengine.DefaultConfig()}
 }
 
-// natsSection adds aacp.backend and the nats section to a Loader.
-func natsSection(c *natsSettings) func(*core.Loader) error {
-	return func(l *core.Loader) error {
-		if err := natsengine.AddBackendConfig(l, &c.Backend); err != nil {
-			return err
-		}
-		return natsengine.AddConfig(l, &c.NATS)
-	}
-}
-
 // natsBackend is a process's NATS side: the server it embeds (if
 // nats.server.listen is set), and, under aacp.backend=nats, its
 // connection and the journal on it. A nil *natsBackend is valid: it

@@ -11,10 +11,9 @@ import (
 	"syscall"
 
 	"github.com/mcprt/mcprt/aacp/natsjournal"
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/core"
-	"github.com/mcprt/mcprt/mcp/domaintools"
 	"github.com/mcprt/mcprt/natsengine"
-	"github.com/mcprt/mcprt/transport/streamable"
 )
 
 const natsUsage = `mcprt nats — run a NATS JetStream hub (or cluster node) for mcprt processes
@@ -55,9 +54,8 @@ func runNATS(args []string, stdout, stderr io.Writer, environ []string) int {
 	if path == "" {
 		path = lookupEnv(environ, "MCPRT_CONFIG")
 	}
-	web := streamable.DefaultConfig()
-	ns := defaultNATSSettings()
-	cfg, _, err := domaintools.LoadConfig(path, environ, version, httpSection(&web), natsSection(&ns))
+	all, err := config.Load(path, environ, version)
+	cfg, ns := all.Base, natsSettings{Backend: all.Backend, NATS: all.NATS}
 	logger := core.NewLogger(stderr, core.LogOptions{})
 	if err != nil {
 		logConfigError(logger, err)

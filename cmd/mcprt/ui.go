@@ -22,10 +22,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/console"
 	"github.com/mcprt/mcprt/core"
-	"github.com/mcprt/mcprt/mcp/aacptools"
-	"github.com/mcprt/mcprt/mcp/domaintools"
+	"github.com/mcprt/mcprt/tools/domain"
+	"github.com/mcprt/mcprt/tools/messaging"
 	"github.com/mcprt/mcprt/transport/streamable"
 )
 
@@ -81,8 +82,8 @@ func runUI(args []string, stdout, stderr io.Writer, environ []string) int {
 	if path == "" {
 		path = lookupEnv(environ, "MCPRT_CONFIG")
 	}
-	web, uiCfg := streamable.DefaultConfig(), console.DefaultConfig()
-	cfg, domainCfg, err := domaintools.LoadConfig(path, environ, version, sections(&web, &uiCfg))
+	all, err := config.Load(path, environ, version)
+	cfg, domainCfg, web, uiCfg := all.Base, all.Domain, all.HTTP, all.Console
 	if err != nil {
 		logConfigError(core.NewLogger(stderr, core.LogOptions{}), err)
 		return exitConfig
@@ -115,7 +116,7 @@ func runUI(args []string, stdout, stderr io.Writer, environ []string) int {
 	// on the first message sent, not before.
 	acfg := cfg.AACP
 	acfg.AgentID, acfg.AgentType = uiCfg.HumanAgentID, uiCfg.HumanAgentType
-	messaging, err := aacptools.New(aacptools.Options{Config: acfg, Logger: logger})
+	messaging, err := messaging.New(messaging.Options{Config: acfg, Logger: logger})
 	if err != nil {
 		logConfigError(logger, err)
 		return exitConfig
@@ -173,7 +174,7 @@ func runUI(args []string, stdout, stderr io.Writer, environ []string) int {
 // access token; when ctx ends (the server shuts down) its live event
 // streams end.
 func mountConsole(ctx context.Context, web *streamable.Handler, uiCfg console.Config, httpCfg streamable.Config, cfg core.Config,
-	domainCfg domaintools.Config, messaging *aacptools.Service, telemetry *core.Telemetry, domain *domaintools.Domain,
+	domainCfg config.Domain, messaging *messaging.Service, telemetry *core.Telemetry, domain *domain.Domain,
 	environ []string, clock core.Clock, logger *slog.Logger) (*mountedConsole, error) {
 	token := ""
 	if httpCfg.AuthTokenEnvVar != "" {
@@ -215,7 +216,7 @@ func (m *mountedConsole) Close() error {
 // serverHealth is the health figures of the serving process.
 type serverHealth struct {
 	telemetry *core.Telemetry
-	domain    *domaintools.Domain
+	domain    *domain.Domain
 	web       *streamable.Handler
 }
 

@@ -101,24 +101,6 @@ func (c *Config) Validate() error {
 // usually DefaultConfig()), to l at ConfigPath.
 func AddConfig(l *core.Loader, cfg *Config) error { return l.Add(ConfigPath, cfg) }
 
-// LoadConfig loads mcprt's base sections and this one together: defaults,
-// then the JSON file at path (skipped when ""), then the MCPRT_* variables
-// of environ, with the loader's strict rules. It is what core.LoadConfig
-// is for a binary that serves HTTP: with core.LoadConfig alone, the
-// transport.http keys would be unknown.
-func LoadConfig(path string, environ []string, version string) (core.Config, Config, error) {
-	base := core.DefaultConfig(version)
-	httpCfg := DefaultConfig()
-	l := core.NewConfigLoader(&base)
-	if err := AddConfig(l, &httpCfg); err != nil {
-		return core.Config{}, Config{}, err
-	}
-	if err := l.Load(path, environ); err != nil {
-		return core.Config{}, Config{}, err
-	}
-	return base, httpCfg, nil
-}
-
 // ConfigKeys lists the section's keys with their variables and defaults,
 // for documentation.
 func ConfigKeys() []core.ConfigKey {

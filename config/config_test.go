@@ -1,0 +1,87 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/transport/streamable"
+)
+
+func TestLoadHTTPSectionFromFileAndEnvironment(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mcprt.json")
+	if err := os.WriteFile(path, []byte(`{"transport":{"maxInFlight":8,"http":{"addr":"127.0.0.1:9000","allowedHosts":["mcp.example.com"]}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	all, err := Load(path, []string{
+		"MCPRT_TRANSPORT_HTTP_MAX_SESSIONS=7",
+		"MCPRT_TRANSPORT_HTTP_ALLOWED_ORIGINS=https://a.example, https://b.example",
+		"MCPRT_TRANSPORT_HTTP_AUTH_TOKEN_ENV_VAR=MY_TOKEN",
+		"MCPRT_TRANSPORT_HTTP_RESPONSE_MODE=sse",
+	}, "1.2.3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, cfg := all.Base, all.HTTP
+	if base.Transport.MaxInFlight != 8 || base.Server.Version != "1.2.3" {
+		t.Fatalf("base sections: %+v", base.Transport)
+	}
+	if cfg.Addr != "127.0.0.1:9000" || cfg.MaxSessions != 7 || len(cfg.AllowedOrigins) != 2 ||
+		cfg.AllowedHosts[0] != "mcp.example.com" || cfg.AuthTokenEnvVar != "MY_TOKEN" || cfg.ResponseMode != streamable.ResponseSSE {
+		t.Fatalf("http section: %+v", cfg)
+	}
+	if cfg.Path != "/mcp" || cfg.ReplayBufferEvents != 64 {
+		t.Fatalf("defaults lost: %+v", cfg)
+	}
+}
+
+func TestLoadRefusesBadHTTPValues(t *testing.T) {
+	for _, tc := range []struct {
+		env []string
+		key string
+	}{
+		{[]string{"MCPRT_TRANSPORT_HTTP_PATH=mcp"}, "transport.http.path"},
+		{[]string{"MCPRT_TRANSPORT_HTTP_ADDR=localhost"}, "transport.http.addr"},
+		{[]string{"MCPRT_TRANSPORT_HTTP_ALLOWED_ORIGINS=evil.example"}, "transport.http.allowedOrigins"},
+		{[]string{"MCPRT_TRANSPORT_HTTP_ALLOWED_HOSTS=http://x/"}, "transport.http.allowedHosts"},
+		{[]string{"MCPRT_TRANSPORT_HTTP_MAX_SESSIONS=0"}, "transport.http.maxSessions"},
+		{[]string{"MCPRT_TRANSPORT_HTTP_RESPONSE_MODE=JSON"}, "transport.http.responseMode"},
+		{[]string{"MCPRT_TRANSPORT_HTTP_NOPE=1"}, ""},
+	} {
+		_, err := Load("", tc.env, "1")
+		var ce *core.ConfigError
+		if !errors.As(err, &ce) || ce.Key != tc.key {
+			t.Errorf("%v: error %v, want a ConfigError for key %q", tc.env, err, tc.key)
+		}
+	}
+}
+
+// One load knows every section: each key's variable, set to the key's
+// default, loads; a variable of no section fails.
+func TestLoadKnowsEverySection(t *testing.T) {
+	keys, err := Keys("v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, k := range keys {
+		for _, section := range []string{"server.", "aacp.backend", "store.", "agent.", "transport.http.", "console.", "nats."} {
+			if len(k.Path) >= len(section) && k.Path[:len(section)] == section {
+				seen[section] = true
+			}
+		}
+		if _, err := Load("", []string{k.Env + "=" + k.Default}, "v1"); err != nil && k.Default != "" {
+			t.Errorf("%s=%s (its default): %v", k.Env, k.Default, err)
+		}
+	}
+	if len(seen) != 7 {
+		t.Errorf("sections with keys: %v; want server, aacp.backend, store, agent, transport.http, console and nats", seen)
+	}
+	_, err = Load("", []string{"MCPRT_NO_SUCH_SECTION_KEY=1"}, "v1")
+	var ce *core.ConfigError
+	if !errors.As(err, &ce) {
+		t.Errorf("an unknown variable loaded: %v", err)
+	}
+}

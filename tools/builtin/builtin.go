@@ -1,0 +1,112 @@
+package builtin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/mcprt/mcprt/aacp"
+	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/mcp"
+)
+
+// Options configures Register.
+type Options struct {
+	// Agents is the agent coordinator the agent tools (agent_send_message,
+	// agent_list, agent_get_state) and dynamic agentProxy tools talk to.
+	// Nil means no agent tools are registered, and admin_register_tool
+	// refuses toolType agentProxy with NOT_IMPLEMENTED.
+	Agents *aacp.Coordinator
+	// OmitAgentList leaves agent_list to another package: mcprt's binary
+	// lets package domaintools register it, with agent profiles and the
+	// agents registered for messaging. Its result keeps agentIds and
+	// truncated.
+	OmitAgentList bool
+	// Version is the build version that server_ping reports. Empty means
+	// the configured server.version.
+	Version string
+	// AdminAuthorized reports whether a session was opened with the admin
+	// token (the Streamable HTTP transport knows); under
+	// tools.adminPolicy.mode=token the admin tools run only for such
+	// sessions. Nil means none is.
+	AdminAuthorized func(*mcp.Session) bool
+	// MessagingHealth, when set, adds its result to the health tool's
+	// result as "messaging" (the NATS backend: connection, cluster, lag).
+	MessagingHealth func() any
+}
+
+// Register registers the built-in tools on srv. The server's
+// configuration decides which are offered:
+//
+//   - server_ping and health, always;
+//   - agent_send_message, agent_list and agent_get_state, when
+//     opts.Agents is not nil (agent_list unless opts.OmitAgentList);
+//   - admin_register_tool and admin_unregister_tool, only when
+//     tools.adminRegistrationEnabled and security.dynamicRegistrationEnabled
+//     are both true.
+//
+// The fixtures of mode TEST are package fixtures' (fixtures.Register).
+//
+// The server's mode then admits what each tool declares it is: READONLY
+// keeps the read-only ones (server_ping, health, agent_list,
+// agent_get_state), MINIMAL the essential ones (server_ping, health).
+// Register skips a tool the mode does not admit (mcp.ErrNotAdmitted).
+//
+// Register fails, naming the tool or agent, on any other registration
+// error, such as a name already taken (for instance when Register runs
+// twice on one server); what it registered before the
+// failure stays registered. Call it before serving.
+func Register(srv *mcp.Server, opts Options) error {
+	if srv == nil {
+		return core.NewError(core.CodeInvalidArgument, "builtin.Register: the server is nil; pass the *mcp.Server to register the built-in tools on")
+	}
+	cfg := srv.Config()
+	tools := observerTools(srv, opts)
+	if opts.Agents != nil {
+		for _, t := range agentTools(cfg, opts.Agents) {
+			if t.name != "agent_list" || !opts.OmitAgentList {
+				tools = append(tools, t)
+			}
+		}
+	}
+	if adminEnabled(cfg) {
+		tools = append(tools, adminTools(srv, opts.Agents, newDynamicTools(), opts.AdminAuthorized)...)
+	}
+	for _, t := range tools {
+		err := t.add(srv)
+		if errors.Is(err, mcp.ErrNotAdmitted) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("builtin: register tool %q: %w", t.name, err)
+		}
+	}
+	return nil
+}
+
+// tool is a built-in tool ready to be registered: its name, for errors,
+// and its registration through mcp.AddTypedTool.
+type tool struct {
+	name string
+	add  func(*mcp.Server) error
+}
+
+// typed returns the tool t run by h, registered with mcp.AddTypedTool: the
+// input schema is derived from In unless t.InputSchema is set, and the
+// output schema from Out when Out is a struct unless t.OutputSchema is set.
+// A tool whose Out is not a struct (any, string, float64) lists no output
+// schema.
+func typed[In, Out any](t mcp.Tool, h func(context.Context, *mcp.CallToolRequest, In) (Out, error)) tool {
+	return tool{name: t.Name, add: func(srv *mcp.Server) error { return mcp.AddTypedTool(srv, t, h) }}
+}
+
+// adminEnabled reports whether the admin tools exist: both switches must be
+// on.
+func adminEnabled(cfg core.Config) bool {
+	return cfg.Tools.AdminRegistrationEnabled && cfg.Security.DynamicRegistrationEnabled
+}
+
+// readOnly returns annotations for a tool that changes nothing.
+func readOnly(title string) *mcp.ToolAnnotations {
+	return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: mcp.Bool(true), OpenWorldHint: mcp.Bool(false)}
+}
