@@ -27,6 +27,8 @@ type inflight struct {
 
 	cancelled bool // the peer cancelled it; guarded by conn.mu
 	responded bool // its response was sent (or suppressed); guarded by conn.mu
+
+	answerer Answerer // set by the handler (OnAnswered); read by run after it returns
 }
 
 type inflightKey struct{}
@@ -189,22 +191,27 @@ func (c *Conn) run(e *inflight) {
 		if owed {
 			c.deliver(e.batch, req.ID, nil, false) // settles the batch, if any
 		}
+		e.answered(false)
 		if r.CloseAfter {
 			c.Close()
 		}
 		return
 	}
 	frame := c.encodeResponse(req, r.Result, result, err)
+	var derr error
 	switch {
 	case r.CloseAfter && e.batch != nil:
 		e.batch.closeWhenAnswered() // closing now would drop the batch's answer
-		c.deliver(e.batch, req.ID, frame, false)
+		derr = c.deliver(e.batch, req.ID, frame, false)
 	case r.CloseAfter:
-		c.deliver(nil, req.ID, frame, true) // out before the close
+		derr = c.deliver(nil, req.ID, frame, true) // out before the close
+		e.answered(derr == nil)
 		c.Close()
+		return
 	default:
-		c.deliver(e.batch, req.ID, frame, false)
+		derr = c.deliver(e.batch, req.ID, frame, false)
 	}
+	e.answered(derr == nil)
 }
 
 // encodeResponse encodes a handler's outcome as a response frame; a
