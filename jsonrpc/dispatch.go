@@ -132,9 +132,10 @@ func (c *Conn) finishInflight(e *inflight) (owed, send bool) {
 // sent. The request's id may be reused from then on. Respond reports
 // whether the response was handed to the stream: false when the request
 // was cancelled by the peer or already answered, when the connection had
-// closed, or when ctx is not a request's context. A layer
-// that must know what the peer saw (a completion record) answers through
-// Respond and returns ErrNoResponse.
+// closed, or when ctx is not a request's context. It is for answers that
+// are truly asynchronous (a deadline that passes while the handler runs
+// on); a layer that must know what the peer saw (a completion record)
+// otherwise returns its answer and registers an Answerer (OnAnswered).
 func Respond(ctx context.Context, result any) bool {
 	e, ok := ctx.Value(inflightKey{}).(*inflight)
 	if !ok {
