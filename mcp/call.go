@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -85,6 +86,17 @@ func parseCallParams(params json.RawMessage) (callParams, error) {
 	return p, nil
 }
 
+// toolName reads params.name: the registered tool's own name string when
+// it names one without escapes (no allocation), else the decoded string.
+func toolName(s *Server, raw json.RawMessage) (string, bool) {
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		if rt, ok := s.tools.getBytes(raw[1 : n-1]); ok {
+			return rt.def.Name, true
+		}
+	}
+	return jsontext.String(raw)
+}
+
 // toolCall is one tools/call from step 3 on.
 type toolCall struct {
 	sess    *Session
@@ -102,7 +114,7 @@ type toolCall struct {
 	context.Context
 	info         callInfo
 	deadlineAt   time.Time
-	deadlineDone chan struct{} // closed when the deadline timer's work is done
+	deadlineDone sync.WaitGroup // done when the deadline timer's work is done
 
 	mu       sync.Mutex // guards returned, expired, timer and task
 	returned bool       // the handler returned (or never will run)
@@ -121,7 +133,7 @@ type toolCall struct {
 	answered      chan struct{}
 	answerOnce    sync.Once
 
-	timeoutSent   bool // TIMEOUT was sent; written by deadline before deadlineDone closes
+	timeoutSent   bool // TIMEOUT was sent; written by deadline before deadlineDone is done
 	finalRecorded atomic.Bool
 	slot          slotHold // the call's execution slot (see WaitWithoutSlot)
 	lockHeld      bool
@@ -144,7 +156,7 @@ func (sess *Session) handleCall(ctx context.Context, req *jsonrpc.Request) (any,
 		sess.protocolErrorRecord("", clientCorrelationID(req.Params))
 		return nil, perr
 	}
-	name, ok := jsontext.String(p.Name)
+	name, ok := toolName(s, p.Name)
 	switch {
 	case !ok:
 		sess.protocolErrorRecord("", clientCorrelationID(req.Params))
@@ -220,7 +232,7 @@ func (c *toolCall) run(ctx context.Context, args json.RawMessage) (any, error) {
 		ctx = c.Context
 	}
 	c.info = callInfo{runID: c.runID, correlationID: c.cid, tool: c.tool, session: c.sess, call: c, slot: &c.slot}
-	c.deadlineDone = make(chan struct{})
+	c.deadlineDone.Add(1) // done by deadline; waited for only when it fired
 	c.deadlineAt = c.sess.srv.clock.Now().Add(c.timeout())
 	c.mu.Lock()
 	c.timer = c.sess.srv.clock.AfterFunc(c.timeout(), c.deadline)
@@ -274,7 +286,7 @@ func (c *toolCall) timeout() time.Duration { return c.sess.srv.toolTimeout(c.rt)
 // its handler returned: it cancels the handler's context, answers TIMEOUT
 // at once and writes the timeout record.
 func (c *toolCall) deadline() {
-	defer close(c.deadlineDone)
+	defer c.deadlineDone.Done()
 	c.mu.Lock()
 	if c.returned {
 		c.mu.Unlock()
@@ -302,7 +314,7 @@ func (c *toolCall) stop() bool {
 	c.mu.Unlock()
 	c.req.progress.end() // before the answer: no progress follows it
 	if expired {
-		<-c.deadlineDone
+		c.deadlineDone.Wait()
 		return true
 	}
 	timer.Stop()
@@ -428,7 +440,7 @@ func (c *toolCall) finishInput(r handlerResult, out any, rpcErr error) (any, err
 	case rpcErr != nil:
 		return c.exit(nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "Internal error: "+rpcErr.Error()), outcome, code)
 	}
-	return c.exit(out, nil, outcome, code)
+	return c.exitWith(nil, out, nil, outcome, code)
 }
 
 // unanswered is the outcome of a call whose answer could not go out: the

@@ -17,14 +17,19 @@ import (
 // answer is asynchronous: a call that became a task completes the task,
 // and a call that may still become one, whose handler runs on a goroutine
 // of its own, answers its waiting request through jsonrpc.Respond.
-func (c *toolCall) exit(result any, rpcErr *jsonrpc.Error, outcome, code string) (any, error) {
+func (c *toolCall) exit(raw json.RawMessage, rpcErr *jsonrpc.Error, outcome, code string) (any, error) {
+	return c.exitWith(raw, nil, rpcErr, outcome, code)
+}
+
+// exitWith is exit with the answer given as raw JSON (the pipeline's, sent
+// as it is) or as a value the engine encodes (an input_required result).
+func (c *toolCall) exitWith(raw json.RawMessage, value any, rpcErr *jsonrpc.Error, outcome, code string) (any, error) {
 	if t := c.taskOf(); t != nil {
 		st := c.sess.srv.tasks
 		var taken bool
 		if rpcErr != nil {
 			taken = st.fail(t, rpcErr)
 		} else {
-			raw, _ := result.(json.RawMessage)
 			taken = st.complete(t, raw)
 		}
 		c.recordAnswer(taken, outcome, code)
@@ -35,7 +40,7 @@ func (c *toolCall) exit(result any, rpcErr *jsonrpc.Error, outcome, code string)
 		if rpcErr != nil {
 			sent = jsonrpc.RespondError(c.rpc, rpcErr)
 		} else {
-			sent = jsonrpc.Respond(c.rpc, answerValue(result))
+			sent = jsonrpc.Respond(c.rpc, answerValue(raw, value))
 		}
 		c.closeAnswered()
 		c.recordAnswer(sent, outcome, code)
@@ -48,7 +53,7 @@ func (c *toolCall) exit(result any, rpcErr *jsonrpc.Error, outcome, code string)
 	if rpcErr != nil {
 		return nil, rpcErr
 	}
-	return answerValue(result), nil
+	return answerValue(raw, value), nil
 }
 
 // Answered writes the completion record of a call whose answer was its
@@ -65,11 +70,11 @@ func (c *toolCall) recordAnswer(sent bool, outcome, code string) {
 	c.record(outcome, code, true)
 }
 
-// answerValue is a result as the engine encodes it: JSON the pipeline
-// made is compact already.
-func answerValue(result any) any {
-	if raw, ok := result.(json.RawMessage); ok {
-		return jsonrpc.CompactJSON(raw)
+// answerValue is the answer as the engine encodes it: value, else raw,
+// which the pipeline made compact.
+func answerValue(raw json.RawMessage, value any) any {
+	if value != nil {
+		return value
 	}
-	return result
+	return jsonrpc.CompactJSON(raw)
 }

@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -89,8 +88,8 @@ type handlerResult struct {
 // through it.
 func (s *Server) callHandler(ctx context.Context, rt *registeredTool, req *CallToolRequest) handlerResult {
 	v, err := core.Guard(func() (any, error) { return rt.def.Handler(ctx, req) })
-	var pe *core.PanicError
-	if err == nil || !errors.As(err, &pe) {
+	pe, panicked := err.(*core.PanicError) // Guard returns it as it is
+	if !panicked {
 		return handlerResult{value: v, err: err}
 	}
 	s.log.Error("recovered from a panic in a tool handler", "tool", req.Name, "runId", req.RunID,
