@@ -51,8 +51,11 @@ func StartTask(ctx context.Context) (bool, error) {
 
 // taskPossible reports whether the call may become a task.
 func (c *toolCall) taskPossible(ctx context.Context) bool {
+	if c.sess.srv.tasks == nil || c.rt.def.TaskSupport == TaskForbidden {
+		return false // decided without looking up the request's context
+	}
 	r := statelessOf(ctx)
-	return r != nil && c.sess.srv.tasks != nil && c.rt.def.TaskSupport != TaskForbidden && declaresTasks(r.caps)
+	return r != nil && declaresTasks(r.caps)
 }
 
 // detach gives a call that may become a task a handler context of its own,
