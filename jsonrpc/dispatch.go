@@ -27,6 +27,8 @@ type inflight struct {
 
 	cancelled bool // the peer cancelled it; guarded by conn.mu
 	responded bool // its response was sent (or suppressed); guarded by conn.mu
+
+	answerer Answerer // set by the handler (OnAnswered); read by run after it returns
 }
 
 type inflightKey struct{}
@@ -130,9 +132,10 @@ func (c *Conn) finishInflight(e *inflight) (owed, send bool) {
 // sent. The request's id may be reused from then on. Respond reports
 // whether the response was handed to the stream: false when the request
 // was cancelled by the peer or already answered, when the connection had
-// closed, or when ctx is not a request's context. A layer
-// that must know what the peer saw (a completion record) answers through
-// Respond and returns ErrNoResponse.
+// closed, or when ctx is not a request's context. It is for answers that
+// are truly asynchronous (a deadline that passes while the handler runs
+// on); a layer that must know what the peer saw (a completion record)
+// otherwise returns its answer and registers an Answerer (OnAnswered).
 func Respond(ctx context.Context, result any) bool {
 	e, ok := ctx.Value(inflightKey{}).(*inflight)
 	if !ok {
@@ -189,22 +192,27 @@ func (c *Conn) run(e *inflight) {
 		if owed {
 			c.deliver(e.batch, req.ID, nil, false) // settles the batch, if any
 		}
+		e.answered(false)
 		if r.CloseAfter {
 			c.Close()
 		}
 		return
 	}
 	frame := c.encodeResponse(req, r.Result, result, err)
+	var derr error
 	switch {
 	case r.CloseAfter && e.batch != nil:
 		e.batch.closeWhenAnswered() // closing now would drop the batch's answer
-		c.deliver(e.batch, req.ID, frame, false)
+		derr = c.deliver(e.batch, req.ID, frame, false)
 	case r.CloseAfter:
-		c.deliver(nil, req.ID, frame, true) // out before the close
+		derr = c.deliver(nil, req.ID, frame, true) // out before the close
+		e.answered(derr == nil)
 		c.Close()
+		return
 	default:
-		c.deliver(e.batch, req.ID, frame, false)
+		derr = c.deliver(e.batch, req.ID, frame, false)
 	}
+	e.answered(derr == nil)
 }
 
 // encodeResponse encodes a handler's outcome as a response frame; a

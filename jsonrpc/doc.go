@@ -66,7 +66,8 @@
 // cancellation: no response is sent), by CancelRequest (a deadline in the
 // layer above: the handler's answer is still sent), or when the connection
 // closes; context.Cause tells which. Respond sends a request's response
-// before its handler returns and reports whether the peer got it. Handlers
+// before its handler returns and reports whether the peer got it;
+// OnAnswered lets a handler that answers by returning hear the same. Handlers
 // must honour their context; the engine cancels it and never kills them.
 //
 // # Bounds

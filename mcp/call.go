@@ -1,12 +1,12 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/mcprt/mcprt/internal/jsontext"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -86,6 +86,17 @@ func parseCallParams(params json.RawMessage) (callParams, error) {
 	return p, nil
 }
 
+// toolName reads params.name: the registered tool's own name string when
+// it names one without escapes (no allocation), else the decoded string.
+func toolName(s *Server, raw json.RawMessage) (string, bool) {
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		if rt, ok := s.tools.getBytes(raw[1 : n-1]); ok {
+			return rt.def.Name, true
+		}
+	}
+	return jsontext.String(raw)
+}
+
 // toolCall is one tools/call from step 3 on.
 type toolCall struct {
 	sess    *Session
@@ -103,7 +114,7 @@ type toolCall struct {
 	context.Context
 	info         callInfo
 	deadlineAt   time.Time
-	deadlineDone chan struct{} // closed when the deadline timer's work is done
+	deadlineDone sync.WaitGroup // done when the deadline timer's work is done
 
 	mu       sync.Mutex // guards returned, expired, timer and task
 	returned bool       // the handler returned (or never will run)
@@ -122,21 +133,21 @@ type toolCall struct {
 	answered      chan struct{}
 	answerOnce    sync.Once
 
-	timeoutSent   bool // TIMEOUT was sent; written by deadline before deadlineDone closes
+	timeoutSent   bool // TIMEOUT was sent; written by deadline before deadlineDone is done
 	finalRecorded atomic.Bool
-	slotHeld      atomic.Bool // the call holds an execution slot (see WaitWithoutSlot)
+	slot          slotHold // the call's execution slot (see WaitWithoutSlot)
 	lockHeld      bool
-}
 
-type handlerResult struct {
-	value    any
-	err      error
-	panicked bool
+	// What the completion record says once the answer the handler
+	// returned went out (see exit and Answered).
+	outcome, code string
 }
 
 // handleCall is the tools/call pipeline, steps 2 to 14 (step 1, the state
-// gate, is Route's). Every answer goes out through jsonrpc.Respond, so the
-// completion record says what the client saw.
+// gate, is Route's). Its return value is the answer, given through exit,
+// which writes the completion record once the engine says whether the
+// answer went out; only the truly asynchronous answers (TIMEOUT at the
+// deadline, a call that may become a task) go through jsonrpc.Respond.
 func (sess *Session) handleCall(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	s := sess.srv
 	// Step 2: params shape.
@@ -145,7 +156,7 @@ func (sess *Session) handleCall(ctx context.Context, req *jsonrpc.Request) (any,
 		sess.protocolErrorRecord("", clientCorrelationID(req.Params))
 		return nil, perr
 	}
-	name, ok := jsontext.String(p.Name)
+	name, ok := toolName(s, p.Name)
 	switch {
 	case !ok:
 		sess.protocolErrorRecord("", clientCorrelationID(req.Params))
@@ -160,6 +171,7 @@ func (sess *Session) handleCall(ctx context.Context, req *jsonrpc.Request) (any,
 	// Step 3: ids.
 	c := &toolCall{sess: sess, tool: jsontext.Clip(name, jsontext.MaxEcho), start: s.clock.Now(), runID: s.ids.NewID(),
 		cid: metaCorrelationID(p.Meta), Context: ctx, rpc: ctx}
+	c.slot.slots = s.slots
 	if c.cid == "" {
 		c.cid = s.ids.NewID()
 	}
@@ -172,14 +184,11 @@ func (sess *Session) handleCall(ctx context.Context, req *jsonrpc.Request) (any,
 	c.req.progress = newProgressReporter(sess, c, c.req.Meta, c.req.ProtocolVersion)
 	// Step 4: payload size.
 	c.payload = core.CompactLen(args)
-	if c.payload > s.cfg.Tools.MaxPayloadBytes {
+	if e := s.payloadError(c.payload); e != nil {
 		if rt := s.tool(name); rt == nil || !rt.def.Observer { // observers neither raise nor reset it
 			s.exhausted.Inc()
 		}
-		return c.fail(core.NewError(core.CodeResourceExhausted, fmt.Sprintf(
-			"the arguments are %d bytes (compact JSON), over the limit of %d (tools.maxPayloadBytes); send smaller arguments",
-			c.payload, s.cfg.Tools.MaxPayloadBytes)).WithDetail("limit", s.cfg.Tools.MaxPayloadBytes).
-			WithDetail("payloadBytes", c.payload).WithDetail("reason", "payload_too_large").WithRetryable(false), false)
+		return c.fail(e, false)
 	}
 	// Step 5: existence.
 	c.rt = s.tool(name)
@@ -194,29 +203,20 @@ func (sess *Session) handleCall(ctx context.Context, req *jsonrpc.Request) (any,
 	if e := c.taskRequiredError(ctx); e != nil {
 		return c.refuse(e)
 	}
-	if auth := c.rt.def.Authorize; auth != nil {
-		if err := auth(ctx, &c.req); err != nil {
-			return c.fail(core.AsError(err), true)
-		}
+	if e := authorize(ctx, c.rt, &c.req); e != nil {
+		return c.fail(e, true)
 	}
-	observer := c.rt.def.Observer
 	// Step 6: concurrency slot, without waiting.
-	if !observer {
-		if !s.slots.TryAcquire() {
-			s.exhausted.Inc()
-			sess.log.Warn("tools/call rejected: no concurrency slot free; clients should retry with exponential backoff and jitter",
-				"tool", name, "correlationId", c.cid, "runId", c.runID, "maxConcurrentExecutions", s.slots.Max())
-			return c.fail(core.NewError(core.CodeResourceExhausted, fmt.Sprintf(
-				"all %d concurrency slots are busy (resources.maxConcurrentExecutions); retry with exponential backoff and jitter",
-				s.slots.Max())).WithDetail("maxConcurrentExecutions", s.slots.Max()), false)
-		}
-		c.slotHeld.Store(true)
+	if !c.rt.def.Observer && !c.slot.take() {
+		s.exhausted.Inc()
+		sess.log.Warn("tools/call rejected: no concurrency slot free; clients should retry with exponential backoff and jitter",
+			"tool", name, "correlationId", c.cid, "runId", c.runID, "maxConcurrentExecutions", s.slots.Max())
+		return c.fail(s.slotsBusy(), false)
 	}
 	// Step 7: input validation with the precompiled validator.
-	if problems := c.rt.validateArgs(args, c.payload); len(problems) > 0 {
+	if e := inputError(c.rt, args, c.payload, "the tool's inputSchema"); e != nil {
 		c.release()
-		return c.fail(core.NewError(core.CodeInvalidArgument, "the arguments do not match the tool's inputSchema: "+
-			problemText(problems[0])+" (see details.errors for every problem)").WithDetail("errors", problems), true)
+		return c.fail(e, true)
 	}
 	// Steps 8-14.
 	return c.run(ctx, args)
@@ -231,8 +231,8 @@ func (c *toolCall) run(ctx context.Context, args json.RawMessage) (any, error) {
 		c.detach()
 		ctx = c.Context
 	}
-	c.info = callInfo{runID: c.runID, correlationID: c.cid, tool: c.tool, session: c.sess, call: c}
-	c.deadlineDone = make(chan struct{})
+	c.info = callInfo{runID: c.runID, correlationID: c.cid, tool: c.tool, session: c.sess, call: c, slot: &c.slot}
+	c.deadlineDone.Add(1) // done by deadline; waited for only when it fired
 	c.deadlineAt = c.sess.srv.clock.Now().Add(c.timeout())
 	c.mu.Lock()
 	c.timer = c.sess.srv.clock.AfterFunc(c.timeout(), c.deadline)
@@ -263,7 +263,7 @@ func (c *toolCall) run(ctx context.Context, args json.RawMessage) (any, error) {
 		<-c.answered
 		return nil, jsonrpc.ErrNoResponse
 	}
-	r := c.callHandler(c, args)
+	r := c.sess.srv.callHandler(c, c.rt, &c.req)
 	c.sess.untrack(c)
 	return c.settle(r, true)
 }
@@ -280,18 +280,13 @@ func (c *toolCall) Value(key any) any {
 func (c *toolCall) Deadline() (time.Time, bool) { return c.deadlineAt, true }
 
 // timeout is the call's deadline: the tool's own or tools.defaultTimeoutMs.
-func (c *toolCall) timeout() time.Duration {
-	if t := c.rt.def.Timeout; t > 0 {
-		return t
-	}
-	return time.Duration(c.sess.srv.cfg.Tools.DefaultTimeoutMs) * time.Millisecond
-}
+func (c *toolCall) timeout() time.Duration { return c.sess.srv.toolTimeout(c.rt) }
 
 // deadline runs on the timer's goroutine when the call's time is up before
 // its handler returned: it cancels the handler's context, answers TIMEOUT
 // at once and writes the timeout record.
 func (c *toolCall) deadline() {
-	defer close(c.deadlineDone)
+	defer c.deadlineDone.Done()
 	c.mu.Lock()
 	if c.returned {
 		c.mu.Unlock()
@@ -301,9 +296,7 @@ func (c *toolCall) deadline() {
 	c.mu.Unlock()
 	c.req.progress.end() // no progress after the TIMEOUT answer
 	c.abort(errTimeout)
-	ms := c.timeout().Milliseconds()
-	e := c.stamp(core.NewError(core.CodeTimeout, fmt.Sprintf("the tool did not finish within its %d ms deadline; "+
-		"it was asked to stop. Retry later or with less work", ms)).WithDetail("timeoutMs", ms))
+	e := c.stamp(timeoutError("the tool", c.timeout()))
 	if c.answer(toolErrorResult(e)) {
 		c.timeoutSent = true
 		c.resetExhaustion()
@@ -321,7 +314,7 @@ func (c *toolCall) stop() bool {
 	c.mu.Unlock()
 	c.req.progress.end() // before the answer: no progress follows it
 	if expired {
-		<-c.deadlineDone
+		c.deadlineDone.Wait()
 		return true
 	}
 	timer.Stop()
@@ -376,13 +369,15 @@ func (c *toolCall) auditEnter(ctx context.Context, args json.RawMessage) (err er
 	if _, nop := sink.(NopAuditSink); nop {
 		return nil
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("audit sink panicked: %v", p)
-		}
-	}()
-	return sink.Enter(ctx, ToolEnterEvent{Tool: c.tool, Args: append(json.RawMessage(nil), args...),
-		Time: c.start, CorrelationID: c.cid, RunID: c.runID})
+	_, err = core.Guard(func() (struct{}, error) {
+		return struct{}{}, sink.Enter(ctx, ToolEnterEvent{Tool: c.tool, Args: append(json.RawMessage(nil), args...),
+			Time: c.start, CorrelationID: c.cid, RunID: c.runID})
+	})
+	var pe *core.PanicError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("audit sink panicked: %v", pe.Value)
+	}
+	return err
 }
 
 // auditExit calls the sink's Exit; its failure is logged, never returned.
@@ -391,28 +386,14 @@ func (c *toolCall) auditExit(r handlerResult, outcome string) {
 	if _, nop := sink.(NopAuditSink); nop {
 		return
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			c.sess.log.Error("audit sink Exit panicked", "tool", c.tool, "runId", c.runID, "panic", fmt.Sprint(p))
-		}
-	}()
-	sink.Exit(context.Background(), ToolExitEvent{Tool: c.tool, CorrelationID: c.cid, RunID: c.runID,
-		Duration: c.sess.srv.clock.Now().Sub(c.start), Result: r.value, Err: r.err, Outcome: outcome})
-}
-
-// callHandler calls the tool's handler, turning a panic into INTERNAL.
-func (c *toolCall) callHandler(ctx context.Context, args json.RawMessage) (r handlerResult) {
-	defer func() {
-		if p := recover(); p != nil {
-			c.sess.log.Error("recovered from a panic in a tool handler", "tool", c.tool, "runId", c.runID,
-				"correlationId", c.cid, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			r = handlerResult{err: core.NewError(core.CodeInternal, "the tool failed unexpectedly (it panicked); "+
-				"the server keeps serving. Report it to the tool's author").WithDetail("reason", "panic").WithRetryable(true),
-				panicked: true}
-		}
-	}()
-	v, err := c.rt.def.Handler(ctx, &c.req)
-	return handlerResult{value: v, err: err}
+	_, err := core.Guard(func() (struct{}, error) {
+		sink.Exit(context.Background(), ToolExitEvent{Tool: c.tool, CorrelationID: c.cid, RunID: c.runID,
+			Duration: c.sess.srv.clock.Now().Sub(c.start), Result: r.value, Err: r.err, Outcome: outcome})
+		return struct{}{}, nil
+	})
+	if pe := (*core.PanicError)(nil); errors.As(err, &pe) {
+		c.sess.log.Error("audit sink Exit panicked", "tool", c.tool, "runId", c.runID, "panic", fmt.Sprint(pe.Value))
+	}
 }
 
 // finish completes a call whose handler returned in time: output check
@@ -438,12 +419,7 @@ func (c *toolCall) finish(r handlerResult) (any, error) {
 		return c.fail(terr, true)
 	}
 	c.resetExhaustion() // before the answer: a client that saw it sees the counter reset
-	if !c.answer(res) { // made by wrap's encoder
-		c.record(c.unanswered(), "", true) // no answer went out
-		return nil, jsonrpc.ErrNoResponse
-	}
-	c.record(OutcomeSuccess, "", true)
-	return nil, jsonrpc.ErrNoResponse
+	return c.exit(res, nil, OutcomeSuccess, "")
 }
 
 // finishInput completes a stateless call whose handler asked for input
@@ -457,22 +433,14 @@ func (c *toolCall) finishInput(r handlerResult, out any, rpcErr error) (any, err
 	c.auditExit(r, outcome)
 	c.release()
 	c.resetExhaustion()
-	var sent bool
 	var je *jsonrpc.Error
 	switch {
 	case errors.As(rpcErr, &je):
-		sent = c.answerError(je)
+		return c.exit(nil, je, outcome, code)
 	case rpcErr != nil:
-		sent = c.answerError(jsonrpc.NewError(jsonrpc.CodeInternalError, "Internal error: "+rpcErr.Error()))
-	default:
-		sent = c.answerAny(out)
+		return c.exit(nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "Internal error: "+rpcErr.Error()), outcome, code)
 	}
-	if !sent {
-		c.record(c.unanswered(), "", true)
-		return nil, jsonrpc.ErrNoResponse
-	}
-	c.record(outcome, code, true)
-	return nil, jsonrpc.ErrNoResponse
+	return c.exitWith(nil, out, nil, outcome, code)
 }
 
 // unanswered is the outcome of a call whose answer could not go out: the
@@ -508,12 +476,7 @@ func (c *toolCall) fail(e *core.Error, reset bool) (any, error) {
 	if reset { // before the answer, as in finish
 		c.resetExhaustion()
 	}
-	if !c.answer(toolErrorResult(e)) {
-		c.record(c.unanswered(), "", true)
-		return nil, jsonrpc.ErrNoResponse
-	}
-	c.record(OutcomeToolError, string(e.Code), true)
-	return nil, jsonrpc.ErrNoResponse
+	return c.exit(toolErrorResult(e), nil, OutcomeToolError, string(e.Code))
 }
 
 // stamp returns a copy of e carrying the call's ids.
@@ -535,9 +498,7 @@ func (c *toolCall) release() {
 		c.lockHeld = false
 		<-c.rt.lock
 	}
-	if c.slotHeld.CompareAndSwap(true, false) {
-		c.sess.srv.slots.Release()
-	}
+	c.slot.release()
 }
 
 // errorCode returns the structured code of a handler error, or "".

@@ -13,7 +13,8 @@ type callInfo struct {
 	correlationID string
 	tool          string
 	session       *Session
-	call          *toolCall // for StartTask
+	call          *toolCall // for StartTask; nil for an InvokeTool run
+	slot          *slotHold // the run's execution slot (WaitWithoutSlot, InvokeTool)
 
 	once   sync.Once
 	logger *slog.Logger

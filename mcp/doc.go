@@ -76,7 +76,12 @@
 // handler under its deadline with panics recovered (INTERNAL), the output
 // schema check (skipped for a typed tool's result of exactly the type its
 // output schema was derived from, which satisfies it by construction),
-// audit exit, release, and the wrap into a CallToolResult.
+// audit exit, release, and the wrap into a CallToolResult. InvokeTool and
+// tasks run the same steps (pipeline.go): one panic site (core.Guard), one
+// slot rule, one deadline. The handler's return value is the answer: the
+// completion record is written once the engine reports whether it went
+// out (jsonrpc.OnAnswered); only TIMEOUT at the deadline and the answers
+// of a call that may become a task go out through jsonrpc.Respond.
 //
 // Schemas are validated by kaptinlin/jsonschema, the reference, except
 // that a schema written only with the common keywords (schemafast.go) is
@@ -89,7 +94,9 @@
 //
 // At the deadline the handler's context is cancelled (context.Cause is
 // ErrTimeout) and the client gets TIMEOUT at once; the slot stays held until
-// the handler returns. notifications/cancelled cancels the handler's
+// the handler returns. So does the slot of an InvokeTool run that timed
+// out (borrowed from its calling tool call, else taken free), so runs
+// abandoned at their deadline never outnumber the slots. notifications/cancelled cancels the handler's
 // context (ErrCancelled) and no answer is sent. Each call writes one
 // completion record to the log (two for a timeout: timeout, then
 // late_completed) whose outcome says what the client saw.

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcprt/mcprt/core"
@@ -30,22 +30,29 @@ func WithCorrelationID(ctx context.Context, correlationID string) context.Contex
 //   - for a *CallToolResult, its structuredContent when set, else the
 //     whole result object ({"content": [...], "isError": false}).
 //
-// Like tools/call it finds the tool (NOT_FOUND), checks that the server's
-// mode admits it (UNAUTHORIZED) and its Authorize hook, bounds the payload
-// (RESOURCE_EXHAUSTED), validates args against the tool's compiled
-// inputSchema (INVALID_ARGUMENT with details.errors), takes the exclusive
-// lock of an Exclusive tool, applies the tool's deadline (TIMEOUT) and
-// turns a panic into INTERNAL. A result with isError true is returned as
-// the *core.Error its first text block holds (INTERNAL when it holds none).
+// It runs the steps of tools/call (pipeline.go): it finds the tool
+// (NOT_FOUND), checks that the server's mode admits it (UNAUTHORIZED),
+// bounds the payload (RESOURCE_EXHAUSTED), runs its Authorize hook,
+// validates args against the tool's compiled inputSchema
+// (INVALID_ARGUMENT with details.errors), takes the exclusive lock of an
+// Exclusive tool, applies the tool's deadline (TIMEOUT) and turns a panic
+// into INTERNAL. A result with isError true is returned as the
+// *core.Error its first text block holds (INTERNAL when it holds none).
 // Errors are *core.Error values; a call cancelled by ctx returns an
 // INTERNAL one that wraps context.Cause(ctx).
 //
-// It takes no concurrency slot (the caller, a tool call itself, holds one)
-// and reaches no audit sink: the caller records what it invoked. When ctx
+// The invoked handler holds an execution slot while it runs: the slot of
+// the tool call whose handler context ctx is, lent for the time the
+// caller waits, else a free one (RESOURCE_EXHAUSTED when none is; an
+// observer tool takes none). A handler that ignores its context runs on
+// after TIMEOUT, detached, and keeps its slot, and its exclusive lock,
+// until it returns, so abandoned runs never outnumber the slots; the
+// caller then goes on without a slot when none is free.
+//
+// It reaches no audit sink: the caller records what it invoked. When ctx
 // is a tool handler's context, the invoked handler sees the same session
 // and, under a fresh runId, the correlation id of WithCorrelationID (else
-// its caller's). A handler that ignores its context runs on after TIMEOUT,
-// detached.
+// its caller's).
 func (s *Server) InvokeTool(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
 	rt := s.tool(name)
 	if rt == nil {
@@ -62,10 +69,8 @@ func (s *Server) InvokeTool(ctx context.Context, name string, args json.RawMessa
 		return nil, core.NewError(core.CodeInvalidArgument, "the arguments must be a JSON object, got "+jsontext.ClipBytes(args, 40))
 	}
 	size := core.CompactLen(args)
-	if size > s.cfg.Tools.MaxPayloadBytes {
-		return nil, core.NewError(core.CodeResourceExhausted, fmt.Sprintf("the arguments are %d bytes (compact JSON), over the limit of %d "+
-			"(tools.maxPayloadBytes); send smaller arguments", size, s.cfg.Tools.MaxPayloadBytes)).
-			WithDetail("reason", "payload_too_large").WithRetryable(false)
+	if e := s.payloadError(size); e != nil {
+		return nil, e
 	}
 	parent := callInfoFrom(ctx)
 	req := &CallToolRequest{Name: name, Arguments: args, ProtocolVersion: LatestVersion, RunID: s.ids.NewID()}
@@ -81,19 +86,48 @@ func (s *Server) InvokeTool(ctx context.Context, name string, args json.RawMessa
 	if req.CorrelationID == "" {
 		req.CorrelationID = s.ids.NewID()
 	}
-	if auth := rt.def.Authorize; auth != nil {
-		if err := auth(ctx, req); err != nil {
-			return nil, core.AsError(err)
+	if e := authorize(ctx, rt, req); e != nil {
+		return nil, e
+	}
+	if e := inputError(rt, args, size, "the inputSchema of tool "+jsontext.Quote(name)); e != nil {
+		return nil, e
+	}
+	run := &invocation{srv: s, rt: rt, req: req, slot: slotHold{slots: s.slots}}
+	if !rt.def.Observer {
+		if parent != nil && parent.slot != nil && parent.slot.lendTo(&run.slot) {
+			run.lender = parent.slot
+		} else if !run.slot.take() {
+			s.exhausted.Inc()
+			return nil, s.slotsBusy()
 		}
 	}
-	if problems := rt.validateArgs(args, size); len(problems) > 0 {
-		return nil, core.NewError(core.CodeInvalidArgument, "the arguments do not match the inputSchema of tool "+jsontext.Quote(name)+
-			": "+problemText(problems[0])+" (see details.errors for every problem)").WithDetail("errors", problems)
-	}
-	timeout := rt.def.Timeout
-	if timeout <= 0 {
-		timeout = time.Duration(s.cfg.Tools.DefaultTimeoutMs) * time.Millisecond
-	}
+	return run.run(ctx, parent)
+}
+
+// invocation is one InvokeTool run: its handler runs on a goroutine of its
+// own, which holds the run's slot (and lock) until the handler returns.
+type invocation struct {
+	srv    *Server
+	rt     *registeredTool
+	req    *CallToolRequest
+	slot   slotHold
+	lender *slotHold    // the caller's hold the slot was lent from, or nil
+	state  atomic.Int32 // invokeRunning, then invokeReturned or invokeAbandoned
+}
+
+// The states of an invocation: the first of the handler's return and the
+// caller's giving up settles it.
+const (
+	invokeRunning int32 = iota
+	invokeReturned
+	invokeAbandoned
+)
+
+// run takes the lock, starts the handler under the deadline and waits for
+// it or for the end of ctx.
+func (r *invocation) run(ctx context.Context, parent *callInfo) (json.RawMessage, error) {
+	s, rt := r.srv, r.rt
+	timeout := s.toolTimeout(rt)
 	hctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	timer := s.clock.AfterFunc(timeout, func() { cancel(errTimeout) })
@@ -101,55 +135,70 @@ func (s *Server) InvokeTool(ctx context.Context, name string, args json.RawMessa
 	if rt.lock != nil {
 		select {
 		case rt.lock <- struct{}{}:
-			defer func() { <-rt.lock }()
 		case <-hctx.Done():
-			return nil, s.invokeAbandoned(hctx, name, timeout)
+			r.giveBack()
+			return nil, r.abandoned(hctx, timeout)
 		}
 	}
-	if parent != nil && parent.session != nil {
-		hctx = context.WithValue(hctx, callInfoKey{}, &callInfo{runID: req.RunID, correlationID: req.CorrelationID,
-			tool: name, session: parent.session})
+	ci := &callInfo{runID: r.req.RunID, correlationID: r.req.CorrelationID, tool: r.req.Name, slot: &r.slot}
+	if parent != nil {
+		ci.session = parent.session
 	}
+	hctx = context.WithValue(hctx, callInfoKey{}, ci)
 	done := make(chan handlerResult, 1)
-	go func() {
-		var r handlerResult
-		defer func() {
-			if p := recover(); p != nil {
-				s.log.Error("recovered from a panic in a tool handler invoked in process", "tool", name, "runId", req.RunID,
-					"correlationId", req.CorrelationID, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-				r = handlerResult{err: core.NewError(core.CodeInternal, "the tool failed unexpectedly (it panicked); "+
-					"report it to the tool's author").WithDetail("reason", "panic").WithRetryable(true)}
-			}
-			done <- r
-		}()
-		r.value, r.err = rt.def.Handler(hctx, req)
-	}()
-	var r handlerResult
+	go r.handle(hctx, done)
+	var res handlerResult
 	select {
-	case r = <-done:
+	case res = <-done:
 	case <-hctx.Done():
-		select {
-		case r = <-done:
-		default:
-			return nil, s.invokeAbandoned(hctx, name, timeout)
+		if r.state.CompareAndSwap(invokeRunning, invokeAbandoned) {
+			// The handler runs on, detached, with the slot; the caller
+			// goes on with one if one is free.
+			if r.lender != nil {
+				r.lender.take()
+			}
+			return nil, r.abandoned(hctx, timeout)
 		}
+		res = <-done // it returned as the context ended: keep what it did
 	}
-	if r.err != nil && hctx.Err() != nil { // it failed because it was stopped
-		return nil, s.invokeAbandoned(hctx, name, timeout)
+	r.giveBack()
+	if res.err != nil && hctx.Err() != nil { // it failed because it was stopped
+		return nil, r.abandoned(hctx, timeout)
 	}
-	return s.invokeResult(rt, r)
+	return s.invokeResult(rt, res)
 }
 
-// invokeAbandoned is the error of an in-process call whose context ended
+// handle runs the handler on the run's goroutine. The lock is given back
+// when the handler returns; so is the slot, by the caller when it still
+// waits, else here.
+func (r *invocation) handle(ctx context.Context, done chan<- handlerResult) {
+	res := r.srv.callHandler(ctx, r.rt, r.req)
+	if r.rt.lock != nil {
+		<-r.rt.lock
+	}
+	if r.state.CompareAndSwap(invokeRunning, invokeReturned) {
+		done <- res
+		return
+	}
+	r.slot.release() // abandoned: the caller has gone on
+}
+
+// giveBack returns the run's slot to the caller it was lent by, or to the
+// server.
+func (r *invocation) giveBack() {
+	if r.lender == nil || !r.slot.lendTo(r.lender) {
+		r.slot.release()
+	}
+}
+
+// abandoned is the error of an in-process call whose context ended
 // before its handler returned.
-func (s *Server) invokeAbandoned(ctx context.Context, name string, timeout time.Duration) error {
+func (r *invocation) abandoned(ctx context.Context, timeout time.Duration) error {
 	cause := context.Cause(ctx)
 	if errors.Is(cause, errTimeout) {
-		ms := timeout.Milliseconds()
-		return core.NewError(core.CodeTimeout, fmt.Sprintf("tool %q did not finish within its %d ms deadline; it was asked to stop. "+
-			"Retry later or with less work", name, ms)).WithDetail("timeoutMs", ms)
+		return timeoutError("tool "+jsontext.Quote(r.req.Name), timeout)
 	}
-	return core.Errorf(core.CodeInternal, "the call of tool %q was abandoned: %w", name, cause)
+	return core.Errorf(core.CodeInternal, "the call of tool %q was abandoned: %w", r.req.Name, cause)
 }
 
 // invokeResult turns a handler's return into InvokeTool's.

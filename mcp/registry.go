@@ -64,6 +64,14 @@ func (r *registry[T]) get(name string) (T, bool) {
 	return v, ok
 }
 
+// getBytes is get for a name given as bytes; it allocates nothing.
+func (r *registry[T]) getBytes(name []byte) (T, bool) {
+	r.mu.RLock()
+	v, ok := r.items[string(name)]
+	r.mu.RUnlock()
+	return v, ok
+}
+
 // all returns every item sorted by name. The slice must not be changed.
 func (r *registry[T]) all() []T {
 	r.mu.RLock()

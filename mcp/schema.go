@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/kaptinlin/jsonschema"
@@ -74,11 +74,18 @@ type compiledSchema struct {
 	// patterns and unevaluated prepare the screen (schemascreen.go).
 	patterns    map[*jsonschema.Schema][]screenPattern
 	unevaluated map[*jsonschema.Schema]*evaluatedNames
-	// mu, if set, serialises validation: kaptinlin rebuilds its
-	// patternProperties regexp cache on every evaluation and compiles a
-	// "pattern" on first use (compile pre-warms those, but not beside a $ref).
-	mu *sync.Mutex
+	// copies, if set, are independent compilations of the schema, one per
+	// evaluation running at once: kaptinlin rebuilds its patternProperties
+	// regexp cache on every evaluation and compiles a "pattern" beside a
+	// $ref on first use, writing into the schema it evaluates. Each
+	// evaluation takes a copy for its time, so up to len(copies) run in
+	// parallel and none shares what kaptinlin writes.
+	copies chan *jsonschema.Schema
 }
+
+// maxSchemaCopies bounds the copies of a schema kept for parallel
+// evaluation (see compiledSchema.copies).
+const maxSchemaCopies = 8
 
 // schemaProblem is one reason an instance does not validate: Path is a JSON
 // Pointer into the instance ("" for the root), Message says what is wrong.
@@ -95,11 +102,7 @@ func (c *schemaCompiler) compile(role string, raw json.RawMessage) (*compiledSch
 	if len(raw) > maxSchemaBytes {
 		return nil, fmt.Errorf("%s is %d bytes; the limit is %d bytes (256 KiB): share repeated parts through $defs", role, len(raw), maxSchemaBytes)
 	}
-	kc := jsonschema.NewCompiler()
-	for scheme := range kc.Loaders {
-		delete(kc.Loaders, scheme) // MCP forbids auto-dereferencing network references
-	}
-	kc.SetDefaultDialect(jsonschema.Draft202012)
+	kc := newKaptinlinCompiler()
 	decode := kc.MediaTypes["application/json"] // exact: json.Number, unique names, UTF-8, no trailing data
 	doc, err := decode(raw)
 	if err != nil {
@@ -140,19 +143,26 @@ func (c *schemaCompiler) compile(role string, raw json.RawMessage) (*compiledSch
 	}
 	cs := &compiledSchema{schema: s, decode: decode}
 	var nested []string
-	walkSchema(s, func(sub *jsonschema.Schema) {
+	writes := prepareKaptinlin(s, func(sub *jsonschema.Schema) {
 		if sub.Schema != "" && dialectOf(sub.Schema) == "" {
 			nested = append(nested, sub.Schema)
-		}
-		if sub.PatternProperties != nil || (sub.Pattern != nil && (sub.Ref != "" || sub.DynamicRef != "")) {
-			cs.mu = new(sync.Mutex)
-		}
-		if sub.Pattern != nil {
-			sub.Validate("") // compiles and caches the regexp now, single-threaded
 		}
 	})
 	if len(nested) > 0 {
 		return nil, fmt.Errorf(`%s: unsupported JSON Schema dialect %q in a subschema: use 2020-12 (no $schema) or draft-07`, role, slices.Min(nested))
+	}
+	if writes {
+		n := max(2, min(runtime.GOMAXPROCS(0), maxSchemaCopies))
+		cs.copies = make(chan *jsonschema.Schema, n)
+		for range n {
+			k, err := newKaptinlinCompiler().Compile(raw) // compiled once already: it compiles again
+			if err != nil {
+				return nil, fmt.Errorf("%s does not compile: %v", role, err)
+			}
+			k.ResolveUnresolvedReferences()
+			prepareKaptinlin(k, func(*jsonschema.Schema) {})
+			cs.copies <- k
+		}
 	}
 	cs.patterns, cs.unevaluated = screenPatterns(s), screenUnevaluated(s)
 	cs.fast = compileFast(doc)
@@ -221,19 +231,51 @@ func decodeError(err error) string {
 	return err.Error()
 }
 
-// evaluate runs kaptinlin on v, under s.mu if set. A panic in the validator
-// becomes a failure message instead of taking the server down.
+// evaluate runs kaptinlin on v: on the schema, or on a copy of its own
+// when kaptinlin writes into the schema it evaluates. A panic in the
+// validator becomes a failure message instead of taking the server down.
 func (s *compiledSchema) evaluate(v any) (res *jsonschema.EvaluationResult, failure string) {
-	if s.mu != nil {
-		s.mu.Lock()
-		defer s.mu.Unlock()
+	schema := s.schema
+	if s.copies != nil {
+		schema = <-s.copies
+		defer func() { s.copies <- schema }()
 	}
 	defer func() {
 		if r := recover(); r != nil {
 			failure = fmt.Sprintf("the schema validator failed on this value (%v); report it as an mcprt bug", r)
 		}
 	}()
-	return s.schema.Validate(v), ""
+	return schema.Validate(v), ""
+}
+
+// newKaptinlinCompiler returns a kaptinlin Compiler for one schema: 2020-12
+// by default, its URL loaders deleted (MCP forbids auto-dereferencing
+// network references).
+func newKaptinlinCompiler() *jsonschema.Compiler {
+	kc := jsonschema.NewCompiler()
+	for scheme := range kc.Loaders {
+		delete(kc.Loaders, scheme)
+	}
+	kc.SetDefaultDialect(jsonschema.Draft202012)
+	return kc
+}
+
+// prepareKaptinlin calls fn for every subschema of s and compiles the
+// "pattern" regexps kaptinlin compiles on first use, so that evaluating
+// compiles nothing. It reports whether evaluating s still writes into it
+// (patternProperties, or a pattern beside a $ref, which the walk does not
+// reach), so that parallel evaluations need copies of their own.
+func prepareKaptinlin(s *jsonschema.Schema, fn func(*jsonschema.Schema)) (writes bool) {
+	walkSchema(s, func(sub *jsonschema.Schema) {
+		fn(sub)
+		if sub.PatternProperties != nil || (sub.Pattern != nil && (sub.Ref != "" || sub.DynamicRef != "")) {
+			writes = true
+		}
+		if sub.Pattern != nil {
+			sub.Validate("") // compiles and caches the regexp now, single-threaded
+		}
+	})
+	return writes
 }
 
 // checkTree calls bad, until it returns false, for each number in v out of

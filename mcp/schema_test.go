@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -333,12 +334,19 @@ func TestSchemaValidateConcurrent(t *testing.T) {
 		{`{"id":"ABC","n":1.25,"tags":["a","a"],"x-1":"no","ref":{"s":"z","t":1},"other":1}`, false},
 		{`{"n":101}`, false},
 	}
-	// Without patternProperties validation is lock-free; its patterns were
-	// compiled at compile time.
+	// Without patternProperties every evaluation shares the schema; its
+	// patterns were compiled at compile time. With them each evaluation
+	// running at once has a copy of its own.
 	free := mustCompile(t, `{"type":"object","properties":{"id":{"type":"string","pattern":"^[a-z]+$"},"n":{"multipleOf":0.5}}}`)
-	if s.mu == nil || free.mu != nil {
-		t.Fatalf("locking: patternProperties %v, pattern only %v", s.mu != nil, free.mu != nil)
+	if want := max(2, min(runtime.GOMAXPROCS(0), maxSchemaCopies)); s.copies == nil || cap(s.copies) != want || free.copies != nil {
+		t.Fatalf("copies: patternProperties %d (want %d), pattern only %v", cap(s.copies), want, free.copies != nil)
 	}
+	// Not serialised: while one evaluation holds a copy, another runs.
+	held := <-s.copies
+	if p := s.validate(json.RawMessage(inputs[1].in)); p == nil {
+		t.Fatalf("validate(%s) with a copy held = valid", inputs[1].in)
+	}
+	s.copies <- held
 	var wg sync.WaitGroup
 	for g := range 16 {
 		wg.Go(func() {

@@ -51,8 +51,11 @@ func StartTask(ctx context.Context) (bool, error) {
 
 // taskPossible reports whether the call may become a task.
 func (c *toolCall) taskPossible(ctx context.Context) bool {
+	if c.sess.srv.tasks == nil || c.rt.def.TaskSupport == TaskForbidden {
+		return false // decided without looking up the request's context
+	}
 	r := statelessOf(ctx)
-	return r != nil && c.sess.srv.tasks != nil && c.rt.def.TaskSupport != TaskForbidden && declaresTasks(r.caps)
+	return r != nil && declaresTasks(r.caps)
 }
 
 // detach gives a call that may become a task a handler context of its own,
@@ -68,7 +71,7 @@ func (c *toolCall) detach() {
 // runDetached runs the handler of a call that may become a task, and ends
 // the call when it returns.
 func (c *toolCall) runDetached(args json.RawMessage) {
-	r := c.callHandler(c, args)
+	r := c.sess.srv.callHandler(c, c.rt, &c.req)
 	c.sess.untrack(c)
 	_, _ = c.settle(r, true)
 	c.closeAnswered()
@@ -109,24 +112,6 @@ func (c *toolCall) answer(result json.RawMessage) bool {
 		return c.sess.srv.tasks.complete(t, result)
 	}
 	ok := jsonrpc.Respond(c.rpc, jsonrpc.CompactJSON(result))
-	c.closeAnswered()
-	return ok
-}
-
-// answerError is answer with a JSON-RPC error: the request's error
-// response, or the error of a failed task.
-func (c *toolCall) answerError(e *jsonrpc.Error) bool {
-	if t := c.taskOf(); t != nil {
-		return c.sess.srv.tasks.fail(t, e)
-	}
-	ok := jsonrpc.RespondError(c.rpc, e)
-	c.closeAnswered()
-	return ok
-}
-
-// answerAny answers with an input_required result (never for a task).
-func (c *toolCall) answerAny(result any) bool {
-	ok := jsonrpc.Respond(c.rpc, result)
 	c.closeAnswered()
 	return ok
 }
@@ -207,22 +192,12 @@ func (c *toolCall) finishFailed(r handlerResult, e *jsonrpc.Error) (any, error) 
 	}
 	c.auditExit(r, OutcomeProtocolError)
 	c.release()
-	if !c.answerError(e) {
-		c.record(c.unanswered(), "", true)
-		return nil, jsonrpc.ErrNoResponse
-	}
-	c.record(OutcomeProtocolError, code, true)
-	return nil, jsonrpc.ErrNoResponse
+	return c.exit(nil, e, OutcomeProtocolError, code)
 }
 
 // refuse answers a call with a JSON-RPC error before its handler runs.
 func (c *toolCall) refuse(e *jsonrpc.Error) (any, error) {
-	if !jsonrpc.RespondError(c.rpc, e) {
-		c.record(c.unanswered(), "", true)
-		return nil, jsonrpc.ErrNoResponse
-	}
-	c.record(OutcomeProtocolError, string(core.CodeInvalidArgument), true)
-	return nil, jsonrpc.ErrNoResponse
+	return c.exit(nil, e, OutcomeProtocolError, string(core.CodeInvalidArgument))
 }
 
 // taskRequiredError is the -32021 of a call of a TaskRequired tool whose

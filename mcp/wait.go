@@ -12,20 +12,15 @@ import "context"
 //
 // When no slot is free as the wait ends, the call finishes without one:
 // what follows a wait must be short (hand over what arrived and return).
-// Outside a tool call, or for a call that holds no slot (an observer), it
+// Outside a tool call (or an InvokeTool run), or for a call that holds no
+// slot (an observer), it
 // just runs wait. It returns wait's error.
 func WaitWithoutSlot(ctx context.Context, wait func(context.Context) error) error {
 	ci := callInfoFrom(ctx)
-	if ci == nil || ci.call == nil || !ci.call.slotHeld.CompareAndSwap(true, false) {
+	if ci == nil || ci.slot == nil || !ci.slot.held.CompareAndSwap(true, false) {
 		return wait(ctx)
 	}
-	c := ci.call
-	slots := c.sess.srv.slots
-	slots.Release()
-	defer func() {
-		if slots.TryAcquire() {
-			c.slotHeld.Store(true)
-		}
-	}()
+	ci.slot.slots.Release()
+	defer ci.slot.take()
 	return wait(ctx)
 }

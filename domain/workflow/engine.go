@@ -498,14 +498,11 @@ func (e *Engine) attempt(ctx context.Context, res *RunResult, s *Step, args map[
 	start := e.clock.Now()
 	done := make(chan attemptResult, 1)
 	go func() {
-		var r attemptResult
-		defer func() {
-			if p := recover(); p != nil {
-				r = attemptResult{err: core.NewError(core.CodeInternal, fmt.Sprintf("step %q failed unexpectedly (it panicked: %v)", s.ID, p))}
-			}
-			done <- r
-		}()
-		r.out, r.err = e.call(actx, s, args, cid)
+		out, err := core.Guard(func() (any, error) { return e.call(actx, s, args, cid) })
+		if pe := (*core.PanicError)(nil); errors.As(err, &pe) {
+			err = core.NewError(core.CodeInternal, fmt.Sprintf("step %q failed unexpectedly (it panicked: %v)", s.ID, pe.Value))
+		}
+		done <- attemptResult{out: out, err: err}
 	}()
 	var r attemptResult
 	select {

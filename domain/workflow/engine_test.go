@@ -372,3 +372,22 @@ func TestNestingIsBounded(t *testing.T) {
 		t.Fatalf("%d calls, err %v", len(inv.callList()), err)
 	}
 }
+
+// A step whose tool panics fails with INTERNAL saying so; the engine and
+// the run go on (onFailure continue runs the next step).
+func TestStepPanicIsInternal(t *testing.T) {
+	inv := &fakeInvoker{tools: map[string]fakeTool{"echo": echoTool,
+		"panics": func(context.Context, map[string]any) (any, error) { panic("kaboom") }}}
+	e, _, _ := engineWith(t, inv, `{"id":"w","name":"W","steps":[{"id":"a","tool":"panics","onFailure":"continue"},{"id":"b","tool":"echo"}]}`)
+	res, err := e.Run(context.Background(), RunRequest{WorkflowID: "w"})
+	if err != nil || res == nil || res.Status != RunPartial || len(res.Steps) != 2 {
+		t.Fatalf("run %+v, %v", res, err)
+	}
+	got := res.Steps[0].Error
+	if got == nil || got.Code != "INTERNAL" || !strings.Contains(got.Message, `step "a" failed unexpectedly (it panicked: kaboom)`) {
+		t.Fatalf("step error %+v", got)
+	}
+	if res.Steps[1].Status != "succeeded" {
+		t.Fatalf("the next step: %+v", res.Steps[1])
+	}
+}

@@ -115,6 +115,8 @@ func run() int {
 		hsessions  = flag.Int("http-sessions", 0, "sessions the concurrent HTTP clients share (0: one per client; 1: one for all)")
 		rssAfter   = flag.String("rss-after", "", "comma-separated total call counts after which RSS is sampled over stdio (empty: skip)")
 		root       = flag.String("root", "", "the mcprt repository (default: where go.mod's replace points)")
+		baseline   = flag.String("baseline", "", "another mcprt source tree (e.g. an export of main) measured beside -root as mcprt-base, over stdio, for before → after ratios")
+		noSDKs     = flag.Bool("no-sdks", false, "leave out the Go SDK and mcp-go (mcprt, -baseline and the bare loop only)")
 	)
 	flag.Parse()
 	fail := func(err error) int {
@@ -183,9 +185,16 @@ func run() int {
 	if doStdio {
 		peers := []*server{
 			{name: "mcprt", title: "mcprt (TEST mode, logging at info)", pkg: "./cmd/mcprt", dir: *root, env: mcprtEnv},
-			{name: "go-sdk", title: "official Go SDK", pkg: "./servers/gosdk", dir: here,
-				mod: "github.com/modelcontextprotocol/go-sdk"},
-			{name: "mcp-go", title: "mcp-go (input validation on)", pkg: "./servers/mcpgo", dir: here, mod: "github.com/mark3labs/mcp-go"},
+		}
+		if *baseline != "" {
+			peers = append(peers, &server{name: "mcprt-base", title: "mcprt built from " + *baseline + " (TEST mode, logging at info)",
+				pkg: "./cmd/mcprt", dir: *baseline, env: mcprtEnv})
+		}
+		if !*noSDKs {
+			peers = append(peers,
+				&server{name: "go-sdk", title: "official Go SDK", pkg: "./servers/gosdk", dir: here,
+					mod: "github.com/modelcontextprotocol/go-sdk"},
+				&server{name: "mcp-go", title: "mcp-go (input validation on)", pkg: "./servers/mcpgo", dir: here, mod: "github.com/mark3labs/mcp-go"})
 		}
 		if doNoop {
 			bare := &server{name: "bare", title: "bare loop: bufio lines + encoding/json decode + canned reply", pkg: "./servers/bare", dir: here}
