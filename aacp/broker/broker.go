@@ -39,7 +39,9 @@ type Broker struct {
 	policies map[string]RetryPolicy
 	manual   bool
 	tick     time.Duration
-	syncing  bool // the journal is batch: the maintenance loop syncs it
+	// syncing: the maintenance loop syncs the journal (a batch journal;
+	// under always, the ledgers, whose lines a send does not fsync)
+	syncing  bool
 	onInbox  func(agentID string)
 	onAppend func(envs []*envelope.Envelope)
 
@@ -108,7 +110,7 @@ func Open(opts Options) (*Broker, error) {
 			return nil, fmt.Errorf("open the aacp broker: %w", err)
 		}
 		b.store, b.ownStore = fs, true
-		b.syncing = opts.Fsync == journal.FsyncBatch
+		b.syncing = fs.Policy() != journal.FsyncNever
 	}
 	if !b.manual {
 		b.wg.Go(b.maintain)

@@ -185,6 +185,8 @@ func TestHelperProcess(t *testing.T) {
 		err = runSender()
 	case "echo":
 		err = runEcho()
+	case "acker":
+		err = runAcker()
 	default:
 		err = fmt.Errorf("unknown helper role %q", role)
 	}

@@ -102,39 +102,30 @@ func (b *Broker) Send(ctx context.Context, agentID string, in SendInput) (SendOu
 			State: journal.InTransit, At: now, SentAt: now, ExpiresAt: req.ExpiresAt, // the ack timer starts when it is taken
 		}
 	}
-	var wg sync.WaitGroup
-	var syncErr error
+	// One path for one receiver and many: each transmission's ledger
+	// records (the request with the first) are written in one write under
+	// its channel's lock, seq included, just ahead of the channel line;
+	// the line's fsync makes the send durable (see recordAndAppend).
 	seqs := make([]uint64, len(envs))
 	errs := make([]error, len(envs))
-	if ap, ok := b.store.(journal.Appender); ok && len(envs) == 1 && !fsyncAlways(b.store) {
-		// One receiver: the request and its transmission, seq included,
-		// go to the ledger in one write, made under the channel's lock
-		// just ahead of the channel line. (Not under fsync always: there a
-		// ledger write may wait for the ledger's fsync, which must not
-		// hold the channel's lock.)
-		written := false
-		seqs[0], errs[0] = ap.AppendWith(ctx, &envs[0], journal.AppendOptions{Encoded: encoded, Before: func(seq uint64) error {
-			m := msgs[0]
-			m.Seq = seq
-			if err := l.ledger.Put(ctx, journal.RequestRec(req), journal.MessageRec(m)); err != nil {
-				return &ledgerError{err}
-			}
-			written = true
-			wg.Go(func() { syncErr = l.ledger.Sync(ctx) }) // overlaps the channel's fsync
-			return nil
-		}})
-		var le *ledgerError
-		switch {
-		case errors.As(errs[0], &le):
-			return SendOutput{}, envelope.Errorf(envelope.CodeChannelUnavailable, "record the request in the ledger of %q: %w", agentID, le.err)
-		case errs[0] != nil && !written:
-			// The channel failed before the request was recorded: record
-			// it now, so that the failure below has a request to fail.
-			if err := l.ledger.Put(ctx, journal.RequestRec(req), journal.MessageRec(msgs[0])); err != nil {
-				return SendOutput{}, envelope.Errorf(envelope.CodeChannelUnavailable, "record the request in the ledger of %q: %w", agentID, err)
-			}
-		}
+	rec := &sendRecorder{ctx: ctx, ledger: l.ledger, req: req, msgs: msgs}
+	if len(envs) == 1 {
+		seqs[0], errs[0] = b.transmit(ctx, rec, envs, encoded, 0)
 	} else {
+		var wg sync.WaitGroup
+		for i := range envs {
+			wg.Go(func() { seqs[i], errs[i] = b.transmit(ctx, rec, envs, encoded, i) })
+		}
+		wg.Wait()
+	}
+	if !rec.requested {
+		// No transmission got as far as its ledger write: when the
+		// ledger refused it, nothing was sent; otherwise record the
+		// request now, so that the failures below have a request to fail.
+		var le *ledgerError
+		if errors.As(errs[0], &le) {
+			return SendOutput{}, envelope.Errorf(envelope.CodeChannelUnavailable, "record the request in the ledger of %q: %w", agentID, le.err)
+		}
 		recs = append(recs, journal.RequestRec(req))
 		for _, m := range msgs {
 			recs = append(recs, journal.MessageRec(m))
@@ -142,17 +133,7 @@ func (b *Broker) Send(ctx context.Context, agentID string, in SendInput) (SendOu
 		if err := l.ledger.Put(ctx, recs...); err != nil {
 			return SendOutput{}, envelope.Errorf(envelope.CodeChannelUnavailable, "record the request in the ledger of %q: %w", agentID, err)
 		}
-		// The ledger's fsync and the channel appends (with theirs) overlap.
-		wg.Go(func() { syncErr = l.ledger.Sync(ctx) })
-		for i := range envs {
-			if len(envs) == 1 {
-				seqs[i], errs[i] = b.store.Append(ctx, &envs[i])
-				continue
-			}
-			wg.Go(func() { seqs[i], errs[i] = b.store.Append(ctx, &envs[i]) })
-		}
 	}
-	wg.Wait()
 	var done []*envelope.Envelope
 	for i := range envs {
 		if errs[i] == nil {
@@ -175,7 +156,7 @@ func (b *Broker) Send(ctx context.Context, agentID string, in SendInput) (SendOu
 			b.fail(ctx, l, cur, envelope.CodeChannelUnavailable, fmt.Sprintf("channel to %s unavailable: %v", m.Receiver, errs[i]))
 			cur.State = journal.Failed
 		} else {
-			recorded := cur.Seq == seqs[i] // by the one-receiver path, before the line
+			recorded := cur.Seq == seqs[i] // under the channel's lock, before the line
 			cur.Seq = seqs[i]
 			if pol.AckTimeout <= 0 && cur.State == journal.InTransit {
 				cur.State, cur.AckDeadline, recorded = journal.Delivered, time.Time{}, false
@@ -194,8 +175,6 @@ func (b *Broker) Send(ctx context.Context, agentID string, in SendInput) (SendOu
 	}
 	l.smu.Unlock()
 	switch {
-	case syncErr != nil:
-		return out, envelope.Errorf(envelope.CodeChannelUnavailable, "make the request durable in the ledger of %q: %w", agentID, syncErr)
 	case len(failed) == len(envs):
 		return out, envelope.Errorf(envelope.CodeChannelUnavailable, "could not write the message: %s; it is in the dead-letter queue, requeue it later", strings.Join(failed, "; "))
 	case len(failed) > 0:
@@ -205,19 +184,60 @@ func (b *Broker) Send(ctx context.Context, agentID string, in SendInput) (SendOu
 	return out, nil
 }
 
-// fsyncAlways reports whether s forces every append to stable storage.
-func fsyncAlways(s journal.Store) bool {
-	p, ok := s.(interface{ Policy() journal.FsyncPolicy })
-	return ok && p.Policy() == journal.FsyncAlways
-}
-
 // encodeBufs holds buffers for the encoding of a sent envelope.
 var encodeBufs = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+// sendRecorder writes a send's ledger records from inside the appends of
+// its transmissions.
+type sendRecorder struct {
+	ctx    context.Context
+	ledger journal.Ledger
+	req    journal.RequestRecord
+	msgs   []journal.MessageRecord
+
+	mu        sync.Mutex
+	requested bool // guarded by mu: the request record is written
+}
+
+// before returns the Before hook of transmission i: it records the
+// transmission with its seq (and the request, with the first
+// transmission to get there) in one ledger write.
+func (r *sendRecorder) before(i int) func(seq uint64) error {
+	return func(seq uint64) error {
+		m := r.msgs[i]
+		m.Seq = seq
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		var err error
+		if r.requested {
+			err = r.ledger.Put(r.ctx, journal.MessageRec(m))
+		} else {
+			err = r.ledger.Put(r.ctx, journal.RequestRec(r.req), journal.MessageRec(m))
+		}
+		if err != nil {
+			return &ledgerError{err}
+		}
+		r.requested = true
+		return nil
+	}
+}
+
+// transmit appends transmission i of a send (encoded is the first's
+// encoding) with its ledger records written under the channel's lock.
+func (b *Broker) transmit(ctx context.Context, rec *sendRecorder, envs []envelope.Envelope, encoded []byte, i int) (uint64, error) {
+	opts := journal.AppendOptions{Before: rec.before(i)}
+	if i == 0 {
+		opts.Encoded = encoded
+	}
+	return journal.AppendWith(ctx, b.store, &envs[i], opts)
+}
 
 // ledgerError is a ledger failure inside an append's Before.
 type ledgerError struct{ err error }
 
 func (e *ledgerError) Error() string { return e.err.Error() }
+
+func (e *ledgerError) Unwrap() error { return e.err }
 
 // checkSend validates and normalises the parts of in that do not depend
 // on routing.

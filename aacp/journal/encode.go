@@ -14,6 +14,11 @@ import (
 // answer writes (UTC times, no error object); others go through
 // json.Marshal.
 func appendRecord(dst []byte, r Record) ([]byte, error) {
+	if q := r.Request; q != nil && q.PayloadAt != nil && q.Envelope.Payload != nil {
+		c := *q
+		c.Envelope.Payload = nil // in the channel line PayloadAt names
+		r.Request = &c
+	}
 	n := len(dst)
 	if fast(r) {
 		var err error
@@ -134,6 +139,15 @@ func appendRequest(dst []byte, q *RequestRecord) ([]byte, error) {
 	dst = appendTime(dst, q.CreatedAt)
 	dst = optTime(dst, `,"expiresAt":`, q.ExpiresAt)
 	dst = optString(dst, `,"completionRef":`, q.CompletionRef)
+	if at := q.PayloadAt; at != nil {
+		dst = append(dst, `,"payloadAt":{"receiver":`...)
+		dst = envelope.AppendString(dst, at.Receiver)
+		dst = append(dst, `,"seq":`...)
+		dst = strconv.AppendUint(dst, at.Seq, 10)
+		dst = append(dst, `,"messageId":`...)
+		dst = envelope.AppendString(dst, at.MessageID)
+		dst = append(dst, '}')
+	}
 	return append(dst, '}'), nil
 }
 

@@ -37,9 +37,13 @@ func randomRecord(r *rand.Rand) Record {
 	}
 	switch r.IntN(5) {
 	case 0:
+		var at *LineRef
+		if r.IntN(2) == 0 {
+			at = &LineRef{Receiver: randomText(r), Seq: r.Uint64N(3), MessageID: randomText(r)}
+		}
 		return RequestRec(RequestRecord{RequestID: randomText(r), Sender: randomText(r), Receivers: []string{randomText(r)}[:r.IntN(2)],
 			Envelope: envelope.Envelope{MessageID: randomText(r), Payload: json.RawMessage(`{"a": 1}`), Metadata: envelope.Metadata{TTL: 5}},
-			Outcome:  Outcome(randomText(r)), CreatedAt: randomTime(r), ExpiresAt: randomTime(r), Error: err, CompletionRef: randomText(r)})
+			Outcome:  Outcome(randomText(r)), CreatedAt: randomTime(r), ExpiresAt: randomTime(r), Error: err, CompletionRef: randomText(r), PayloadAt: at})
 	case 1:
 		return MessageRec(MessageRecord{MessageID: randomText(r), RequestID: randomText(r), Sender: randomText(r), Receiver: randomText(r),
 			Seq: r.Uint64N(3), State: State(randomText(r)), RetryCount: r.IntN(3), RetryBase: r.IntN(2), At: randomTime(r),
@@ -54,12 +58,21 @@ func randomRecord(r *rand.Rand) Record {
 	return Record{Kind: randomText(r)}
 }
 
-// Records are written exactly as json.Marshal writes them.
+// Records are written exactly as json.Marshal writes them, a request
+// whose payload is in a channel line (PayloadAt) with its payload null.
 func TestAppendRecordMatchesMarshal(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
+	elided := 0
 	for i := 0; i < 20000; i++ {
 		rec := randomRecord(r)
-		want, werr := json.Marshal(rec)
+		marshalled := rec
+		if q := rec.Request; q != nil && q.PayloadAt != nil {
+			c := *q
+			c.Envelope.Payload = nil
+			marshalled.Request = &c
+			elided++
+		}
+		want, werr := json.Marshal(marshalled)
 		got, gerr := appendRecord(nil, rec)
 		if (werr != nil) != (gerr != nil) {
 			t.Fatalf("%+v: errors differ: %v vs %v", rec, werr, gerr)
@@ -67,5 +80,11 @@ func TestAppendRecordMatchesMarshal(t *testing.T) {
 		if werr == nil && !bytes.Equal(got, append(want, '\n')) {
 			t.Fatalf("appendRecord\n%s\nwant\n%s", got, want)
 		}
+		if q := rec.Request; q != nil && q.PayloadAt != nil && bytes.Contains(got, []byte(`"a":1`)) {
+			t.Fatalf("a request with PayloadAt was written with its payload: %s", got)
+		}
+	}
+	if elided == 0 {
+		t.Fatal("no request with PayloadAt was generated")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -22,16 +23,23 @@ import (
 // when dead lines outnumber live ones.
 type fileLedger struct {
 	*ledgerIndex
-	af  *appendFile
-	log *slog.Logger
+	af    *appendFile
+	log   *slog.Logger
+	dir   string // the store's directory, for the channels (see payload.go)
+	agent string
+
+	fillMu sync.Mutex
+	filled map[string]bool // guarded by fillMu: channels read back, by receiver
 }
 
 // compactMin is how many records a ledger holds at least before Put
 // considers compacting it.
 const compactMin = 4096
 
-func openLedger(path string, policy FsyncPolicy, log *slog.Logger) (*fileLedger, error) {
-	l := &fileLedger{ledgerIndex: newLedgerIndex(), af: newAppendFile(path, policy, log), log: log}
+func openLedger(dir, agentID string, policy FsyncPolicy, log *slog.Logger) (*fileLedger, error) {
+	path := filepath.Join(dir, "ledger", agentID+".ndjson")
+	l := &fileLedger{ledgerIndex: newLedgerIndex(), af: newAppendFile(path, policy, log), log: log,
+		dir: dir, agent: agentID, filled: map[string]bool{}}
 	l.af.exclusive = true
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -82,6 +90,7 @@ func (l *fileLedger) Put(ctx context.Context, recs ...Record) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	recs = l.prepare(recs)
 	buf := getBuf()
 	defer putBuf(buf)
 	data, err := appendRecords((*buf)[:0], recs)
@@ -135,7 +144,16 @@ func (l *fileLedger) compact() error {
 	})
 }
 
-func (l *fileLedger) Request(id string) (RequestRecord, bool)        { return l.request(id) }
+// Request implements Ledger: a request recorded with its payload left
+// in its channel (see payload.go) gets it read back.
+func (l *fileLedger) Request(id string) (RequestRecord, bool) {
+	r, ok := l.request(id)
+	if ok && r.PayloadAt != nil && noPayload(r.Envelope.Payload) {
+		r = l.loadPayload(r)
+	}
+	return r, ok
+}
+
 func (l *fileLedger) Message(id string) (MessageRecord, bool)        { return l.message(id) }
 func (l *fileLedger) Delivery(id, recv string) (MessageRecord, bool) { return l.delivery(id, recv) }
 func (l *fileLedger) History(id string) []MessageRecord              { return l.history(id) }

@@ -251,7 +251,7 @@ func (s *FileStore) Ledger(agentID string) (Ledger, error) {
 	if l := s.ledgers[agentID]; l != nil {
 		return l, nil
 	}
-	l, err := openLedger(filepath.Join(s.dir, "ledger", agentID+".ndjson"), s.policy, s.log)
+	l, err := openLedger(s.dir, agentID, s.policy, s.log)
 	if err != nil {
 		return nil, err
 	}

@@ -53,6 +53,11 @@ func (s *MemoryStore) check() error {
 
 // Append implements Store.
 func (s *MemoryStore) Append(ctx context.Context, env *envelope.Envelope) (uint64, error) {
+	return s.AppendWith(ctx, env, AppendOptions{})
+}
+
+// AppendWith implements Appender (opts.Encoded is not needed in memory).
+func (s *MemoryStore) AppendWith(ctx context.Context, env *envelope.Envelope, opts AppendOptions) (uint64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -67,7 +72,13 @@ func (s *MemoryStore) Append(ctx context.Context, env *envelope.Envelope) (uint6
 		c = &memChannel{}
 		s.channels[key] = c
 	}
-	env.Seq = c.base + uint64(len(c.msgs)) + 1
+	seq := c.base + uint64(len(c.msgs)) + 1
+	if opts.Before != nil {
+		if err := opts.Before(seq); err != nil {
+			return 0, err
+		}
+	}
+	env.Seq = seq
 	cp := *env
 	cp.Payload = slices.Clone(env.Payload)
 	cp.Metadata.Tags = slices.Clone(env.Metadata.Tags)

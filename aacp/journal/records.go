@@ -83,6 +83,18 @@ type RequestRecord struct {
 	ExpiresAt     time.Time         `json:"expiresAt,omitzero"`
 	Error         *core.Error       `json:"error,omitempty"`
 	CompletionRef string            `json:"completionRef,omitempty"`
+	// PayloadAt, set by the file ledger (callers leave it nil), names the
+	// channel line that holds the payload: on disk the record then
+	// leaves the payload out (null), so a send writes it once.
+	PayloadAt *LineRef `json:"payloadAt,omitempty"`
+}
+
+// LineRef names one transmission's line in a channel from the ledger's
+// agent.
+type LineRef struct {
+	Receiver  string `json:"receiver"`
+	Seq       uint64 `json:"seq"`
+	MessageID string `json:"messageId"`
 }
 
 // MessageRecord is one transmission (one messageId) to one receiver, in

@@ -68,7 +68,8 @@ type Store interface {
 	Close() error
 }
 
-// Appender is a Store that appends with options (FileStore does).
+// Appender is a Store that appends with options (FileStore and
+// MemoryStore do).
 type Appender interface {
 	// AppendWith is Append with opts.
 	AppendWith(ctx context.Context, env *envelope.Envelope, opts AppendOptions) (seq uint64, err error)
@@ -85,9 +86,25 @@ type AppendOptions struct {
 	// append meanwhile) and before the line is written; an error from it
 	// cancels the append (nothing is written) and is returned. A sender
 	// records the transmission, seq included, in its ledger here, in one
-	// write, ahead of the channel line. It must not append to the same
-	// channel.
+	// write, ahead of the channel line. It must not append to a channel
+	// nor wait for an fsync (the channel's lock is held).
 	Before func(seq uint64) error
+}
+
+// AppendWith appends env to s with opts: through s's own AppendWith when
+// s is an Appender. A store that is not (one that numbers a transmission
+// only as it stores it, like the NATS journal) gets opts.Before called
+// first with seq 0, then Append: the caller records the seq afterwards.
+func AppendWith(ctx context.Context, s Store, env *envelope.Envelope, opts AppendOptions) (uint64, error) {
+	if ap, ok := s.(Appender); ok {
+		return ap.AppendWith(ctx, env, opts)
+	}
+	if opts.Before != nil {
+		if err := opts.Before(0); err != nil {
+			return 0, err
+		}
+	}
+	return s.Append(ctx, env)
 }
 
 // Inbox reads the channels into one receiver.
