@@ -295,14 +295,24 @@ func (l *ledger) PurgeExpired(ctx context.Context, now time.Time) (int, error) {
 // readSubject calls fn for every message of st on filter, in order, up to
 // the last one stored when it was called.
 func (s *Store) readSubject(ctx context.Context, st jetstream.Stream, filter string, fn func(jetstream.Msg)) error {
-	last, err := st.GetLastMsgForSubject(ctx, filter)
+	var last *jetstream.RawStreamMsg
+	err := retry(ctx, attemptTimeout, func(actx context.Context) error {
+		var err error
+		last, err = st.GetLastMsgForSubject(actx, filter)
+		return err
+	})
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("read the end of %s: %w", filter, err)
 	}
-	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}})
+	var cons jetstream.Consumer
+	err = retry(ctx, attemptTimeout, func(actx context.Context) error {
+		var err error
+		cons, err = st.OrderedConsumer(actx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}})
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("consumer on %s: %w", filter, err)
 	}

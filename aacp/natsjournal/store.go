@@ -234,7 +234,12 @@ func (s *Store) channel(sender, receiver string) (*channel, error) {
 
 // load reads where the channel ends from the stream; c.mu is held.
 func (s *Store) load(ctx context.Context, c *channel, subject string) error {
-	m, err := s.chans.GetLastMsgForSubject(ctx, subject)
+	var m *jetstream.RawStreamMsg
+	err := retry(ctx, attemptTimeout, func(actx context.Context) error {
+		var err error
+		m, err = s.chans.GetLastMsgForSubject(actx, subject)
+		return err
+	})
 	switch {
 	case errors.Is(err, jetstream.ErrMsgNotFound):
 		c.lastStream, c.lastSeq = 0, 0
@@ -297,7 +302,12 @@ func (s *Store) Append(ctx context.Context, env *envelope.Envelope) (uint64, err
 		if ack.Duplicate {
 			// Stored before (a repeated publish): report the seq it has.
 			c.known = false
-			m, err := s.chans.GetMsg(ctx, ack.Sequence)
+			var m *jetstream.RawStreamMsg
+			err := retry(ctx, attemptTimeout, func(actx context.Context) error {
+				var err error
+				m, err = s.chans.GetMsg(actx, ack.Sequence)
+				return err
+			})
 			if err != nil {
 				return 0, fmt.Errorf("nats journal: append %s: duplicate of stream seq %d, unreadable: %w", env.MessageID, ack.Sequence, err)
 			}
@@ -318,18 +328,36 @@ const attemptTimeout = 3 * time.Second
 // publish publishes msg, retrying unanswered attempts until ctx ends.
 // msg must carry a message id (or be harmless to store twice).
 func (s *Store) publish(ctx context.Context, msg *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	var ack *jetstream.PubAck
+	err := retry(ctx, attemptTimeout, func(actx context.Context) error {
+		var err error
+		ack, err = s.js.PublishMsg(actx, msg, opts...)
+		return err
+	})
+	return ack, err
+}
+
+// retry calls op in attempts bounded by each until it succeeds, fails for
+// good, or ctx ends: an attempt that went unanswered (a request caught by
+// a leader change or a reconnection) or met a cluster without a leader
+// yet is made again, after a pause that grows from 50 ms to 500 ms. op
+// must be safe to repeat (reads; writes with a message id or a
+// compare-and-swap).
+func retry(ctx context.Context, each time.Duration, op func(context.Context) error) error {
+	pause := 50 * time.Millisecond
 	for {
-		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
-		ack, err := s.js.PublishMsg(actx, msg, opts...)
+		actx, cancel := context.WithTimeout(ctx, each)
+		err := op(actx)
 		cancel()
 		if err == nil || ctx.Err() != nil || !(transient(err) || errors.Is(err, context.DeadlineExceeded)) {
-			return ack, err
+			return err
 		}
 		select {
 		case <-ctx.Done():
-			return nil, err
-		case <-time.After(100 * time.Millisecond):
+			return err
+		case <-time.After(pause):
 		}
+		pause = min(2*pause, 500*time.Millisecond)
 	}
 }
 
