@@ -69,6 +69,10 @@ type Store struct {
 	log      *slog.Logger
 	onClose  func()
 	maxBytes int
+	// ctx ends when the store closes (after Close waited for the
+	// ledgers): it bounds background publishes.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	mu       sync.Mutex
 	closed   bool                          // guarded by mu
@@ -148,6 +152,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("natsjournal: %w", err)
 	}
 	s.maxBytes = 512 << 10
+	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
 }
 
@@ -157,8 +162,13 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.Str
 	// Each attempt is bounded: concurrent creations of one replicated
 	// stream (several nodes starting at once) can leave a request
 	// unanswered; a cluster still forming is retried too, until ctx ends.
+	// An attempt's bound doubles from 3 s to 15 s: on a loaded machine a
+	// cluster's first stream creations can take longer than 3 s, and an
+	// attempt cut short only adds a request to the queue.
+	each := 3 * time.Second
 	attempt := func() (jetstream.Stream, error) {
-		actx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		actx, cancel := context.WithTimeout(ctx, each)
+		defer func() { each = min(2*each, 15*time.Second) }()
 		defer cancel()
 		if st, err := js.Stream(actx, cfg.Name); err == nil && sameStream(st.CachedInfo().Config, cfg) {
 			return st, nil
@@ -491,6 +501,7 @@ func (s *Store) Close() error {
 	for in := range ins {
 		in.stop()
 	}
+	s.cancel()
 	for _, release := range held {
 		release()
 	}

@@ -65,10 +65,14 @@ func Open(ctx context.Context, js jetstream.JetStream, opts Options) (*Leases, e
 // replicated bucket at once can leave a request unanswered, and a cluster
 // still forming answers "no suitable peers" for a while.
 func EnsureKeyValue(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	// An attempt's bound doubles from 3 s to 15 s (a loaded cluster's
+	// first creations can take longer than 3 s).
+	each := 3 * time.Second
 	for {
-		actx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		actx, cancel := context.WithTimeout(ctx, each)
 		kv, err := js.CreateOrUpdateKeyValue(actx, cfg)
 		cancel()
+		each = min(2*each, 15*time.Second)
 		if err == nil || ctx.Err() != nil || !retryable(err) {
 			return kv, err
 		}
