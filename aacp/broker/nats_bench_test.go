@@ -49,7 +49,6 @@ func jsWrites(b *testing.B, url string) func() uint64 {
 	}
 }
 
-
 var benchBackends = []benchBackend{
 	{"files", func(b *testing.B) (broker.Options, broker.Options, func() uint64) {
 		dir := b.TempDir()
