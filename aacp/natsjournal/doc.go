@@ -19,7 +19,13 @@
 // Append publishes with the channel's next seq and JetStream's expected
 // last sequence per subject (compare-and-swap): of concurrent appenders
 // to one channel, on any machine, one wins and the others re-read the
-// channel's end and retry, so seqs are dense and in stream order. Each
+// channel's end and retry, so seqs are dense and in stream order. Within
+// one store, appends to a channel are group-committed: one write per
+// channel is in flight, and the appends queued meanwhile go out as one
+// JetStream atomic batch (all or none; the compare-and-swap on its first
+// message; under sync_always synced once). A batch refused for anything
+// but a moved channel end (a repeat inside it, a server without atomic
+// batches) is written one message at a time. Each
 // transmission is published with its messageId as the JetStream message
 // id: a publish repeated within the dedup window (nats.dedupWindowMs; a
 // client that reconnects and resends) is stored once. Beyond the window,
