@@ -24,6 +24,10 @@ type ServerOptions struct {
 	// it (aacp.fsync=always); otherwise it syncs every SyncInterval
 	// (JetStream's default: 2 minutes).
 	SyncAlways bool
+	// ClusterAdvertise, when set, is the route address this server gives
+	// the other nodes instead of its cluster listen address (tests route a
+	// cluster through proxies with it).
+	ClusterAdvertise string
 	// ReadyTimeout bounds the wait for the server (and, in a cluster, its
 	// JetStream meta leader is not awaited: streams are created later).
 	ReadyTimeout time.Duration
@@ -72,7 +76,7 @@ func StartServer(opts ServerOptions) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		so.Cluster = server.ClusterOpts{Name: c.ClusterName, Host: ch, Port: cp}
+		so.Cluster = server.ClusterOpts{Name: c.ClusterName, Host: ch, Port: cp, Advertise: opts.ClusterAdvertise}
 		for _, r := range c.Routes {
 			u, err := url.Parse(r)
 			if err != nil || u.Host == "" {

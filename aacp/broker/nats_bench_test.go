@@ -21,17 +21,42 @@ import (
 // connections to one embedded hub (file storage, sync_always).
 type benchBackend struct {
 	name string
-	open func(b *testing.B) (send, recv broker.Options)
+	// open returns the sender's and receiver's options, and a counter of
+	// JetStream writes (nil for files).
+	open func(b *testing.B) (send, recv broker.Options, writes func() uint64)
+}
+
+// jsWrites counts the messages JetStream stored in the journal's streams
+// on the server at url (the writes, each fsynced under sync_always).
+func jsWrites(b *testing.B, url string) func() uint64 {
+	conn := natstest.Connect(b, url)
+	return func() uint64 {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		var n uint64
+		for _, name := range []string{natsjournal.ChannelStream, natsjournal.LedgerStream, natsjournal.DeadStream} {
+			st, err := conn.JS.Stream(ctx, name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			info, err := st.Info(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n += info.State.LastSeq
+		}
+		return n
+	}
 }
 
 var benchBackends = []benchBackend{
-	{"files", func(b *testing.B) (broker.Options, broker.Options) {
+	{"files", func(b *testing.B) (broker.Options, broker.Options, func() uint64) {
 		dir := b.TempDir()
-		return broker.Options{DataDir: dir, Fsync: journal.FsyncAlways}, broker.Options{DataDir: dir, Fsync: journal.FsyncAlways}
+		return broker.Options{DataDir: dir, Fsync: journal.FsyncAlways}, broker.Options{DataDir: dir, Fsync: journal.FsyncAlways}, nil
 	}},
-	{"nats-hub", func(b *testing.B) (broker.Options, broker.Options) {
+	{"nats-hub", func(b *testing.B) (broker.Options, broker.Options, func() uint64) {
 		srv := natstest.Server(b)
-		return broker.Options{Store: natsStore(b, srv.ClientURL(), 1)}, broker.Options{Store: natsStore(b, srv.ClientURL(), 1)}
+		return broker.Options{Store: natsStore(b, srv.ClientURL(), 1)}, broker.Options{Store: natsStore(b, srv.ClientURL(), 1)}, jsWrites(b, srv.ClientURL())
 	}},
 }
 
@@ -54,7 +79,7 @@ func natsStore(b testing.TB, url string, replicas int) journal.Store {
 func BenchmarkEndToEnd(b *testing.B) {
 	for _, be := range benchBackends {
 		b.Run(be.name, func(b *testing.B) {
-			so, ro := be.open(b)
+			so, ro, writes := be.open(b)
 			ctx := context.Background()
 			sb, err := broker.Open(so)
 			if err != nil {
@@ -105,6 +130,10 @@ func BenchmarkEndToEnd(b *testing.B) {
 			}()
 			const par = 16
 			var wg sync.WaitGroup
+			var w0 uint64
+			if writes != nil {
+				w0 = writes()
+			}
 			start := time.Now()
 			b.ResetTimer()
 			for g := range par {
@@ -122,6 +151,11 @@ func BenchmarkEndToEnd(b *testing.B) {
 			<-done
 			b.StopTimer()
 			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msg/s")
+			if writes != nil {
+				// Writes until the receiver's last ACK (the sender may
+				// record a few more).
+				b.ReportMetric(float64(writes()-w0)/float64(b.N), "js-writes/msg")
+			}
 			slices.Sort(lat)
 			if len(lat) > 0 {
 				b.ReportMetric(lat[len(lat)/2], "p50-ms")
@@ -135,16 +169,16 @@ func BenchmarkEndToEnd(b *testing.B) {
 // files journal, the hub and a three-node R3 cluster on loopback: sends/s
 // and the p50/p99 of one Send.
 func BenchmarkSyncSend(b *testing.B) {
-	backends := append(slices.Clone(benchBackends), benchBackend{"nats-cluster-R3", func(b *testing.B) (broker.Options, broker.Options) {
+	backends := append(slices.Clone(benchBackends), benchBackend{"nats-cluster-R3", func(b *testing.B) (broker.Options, broker.Options, func() uint64) {
 		c := natstest.StartCluster(b)
-		return broker.Options{Store: natsStore(b, c.URLs(), 3)}, broker.Options{}
-	}}, benchBackend{"nats-cluster-R3-nosync", func(b *testing.B) (broker.Options, broker.Options) {
+		return broker.Options{Store: natsStore(b, c.URLs(), 3)}, broker.Options{}, nil
+	}}, benchBackend{"nats-cluster-R3-nosync", func(b *testing.B) (broker.Options, broker.Options, func() uint64) {
 		c := natstest.StartClusterSync(b, false)
-		return broker.Options{Store: natsStore(b, c.URLs(), 3)}, broker.Options{}
+		return broker.Options{Store: natsStore(b, c.URLs(), 3)}, broker.Options{}, nil
 	}})
 	for _, be := range backends {
 		b.Run(be.name, func(b *testing.B) {
-			so, _ := be.open(b)
+			so, _, _ := be.open(b)
 			ctx := context.Background()
 			sb, err := broker.Open(so)
 			if err != nil {

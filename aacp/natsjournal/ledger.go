@@ -22,20 +22,28 @@ import (
 // considers rewriting it.
 const compactMin = 4096
 
-// ledger is a journal.Ledger kept on the subject aacp.lg.{agent}: each Put
-// is one message of NDJSON records, replayed into an index when the
+// ledger is a journal.Ledger kept on the subject aacp.lg.{agent}: each
+// write is one message of NDJSON records, replayed into an index when the
 // ledger is first used. A rewrite publishes a snapshot of the index and
 // purges the subject before it.
+//
+// Writes are group-committed: one publish is in flight at a time, and
+// the records Put meanwhile (by concurrent sends and answers of the
+// agent) go out together in the next one, so that JetStream stores, and
+// under sync_always fsyncs, one message for many Puts.
 type ledger struct {
 	*journal.IndexedLedger
 	s       *Store
 	subject string
 	mu      sync.Mutex // serialises Put with rewrite
 
-	pmu     sync.Mutex
-	pending []jetstream.PubAckFuture // guarded by pmu: publishes not yet known acknowledged
-	failed  error                    // guarded by pmu: the first failed publish since the last Sync
-	retry   []*nats.Msg              // guarded by pmu: failed publishes to send again at Sync
+	pmu      sync.Mutex
+	queued   []byte        // guarded by pmu: records Put, not yet published
+	batch    uint64        // guarded by pmu: the batch queued records go out in (1, 2, …)
+	done     uint64        // guarded by pmu: batches settled (stored or failed), in order
+	flushing bool          // guarded by pmu: a flusher goroutine runs
+	settled  chan struct{} // guarded by pmu: closed and replaced when a batch settles
+	failed   error         // guarded by pmu: the first batch JetStream did not store since the last wait
 }
 
 // Ledger implements journal.Store.
@@ -53,7 +61,7 @@ func (s *Store) Ledger(agentID string) (journal.Ledger, error) {
 		return l, nil
 	}
 	s.mu.Unlock()
-	l := &ledger{IndexedLedger: journal.NewIndexedLedger(), s: s, subject: ledgerPrefix + token(agentID)}
+	l := &ledger{IndexedLedger: journal.NewIndexedLedger(), s: s, subject: ledgerPrefix + token(agentID), batch: 1, settled: make(chan struct{})}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	n := 0
@@ -104,10 +112,10 @@ func decodeRecords(data []byte) (recs []journal.Record, bad int) {
 	return recs, bad
 }
 
-// Put implements journal.Ledger: it publishes the records without
-// waiting (publishes from one connection are stored in order) and indexes
-// them; Sync waits until JetStream acknowledged them, so that a sender's
-// ledger write overlaps its channel append.
+// Put implements journal.Ledger: it queues the records for the next
+// publish without waiting and indexes them; Sync waits until JetStream
+// acknowledged them, so that a sender's ledger write overlaps its channel
+// append.
 func (l *ledger) Put(ctx context.Context, recs ...journal.Record) error {
 	if len(recs) == 0 {
 		return nil
@@ -133,10 +141,58 @@ func (l *ledger) Put(ctx context.Context, recs ...journal.Record) error {
 	return nil
 }
 
+// publish queues data for the next batch, starting a flusher if none
+// runs.
 func (l *ledger) publish(ctx context.Context, data []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	l.pmu.Lock()
+	l.queued = append(l.queued, data...)
+	if !l.flushing {
+		l.flushing = true
+		go l.flush()
+	}
+	l.pmu.Unlock()
+	return nil
+}
+
+// flushTimeout bounds how long one batch is sent again while JetStream
+// does not confirm it; it then fails (the Sync that waits for it reports
+// the failure, and the records may or may not be stored).
+const flushTimeout = time.Minute
+
+// flush publishes the queued records, a batch at a time, until none are
+// queued. Each chunk of a batch carries a message id, so that a chunk
+// sent again after an unanswered attempt is stored once.
+func (l *ledger) flush() {
+	for {
+		l.pmu.Lock()
+		data := l.queued
+		if len(data) == 0 {
+			l.flushing = false
+			l.pmu.Unlock()
+			return
+		}
+		l.queued = nil
+		l.batch++
+		l.pmu.Unlock()
+		err := l.send(data)
+		l.pmu.Lock()
+		l.done++
+		if err != nil && l.failed == nil {
+			l.failed = fmt.Errorf("nats journal: ledger %s: JetStream did not store a write: %w", l.subject, err)
+		}
+		close(l.settled)
+		l.settled = make(chan struct{})
+		l.pmu.Unlock()
+	}
+}
+
+// send publishes data in chunks of at most the store's message size.
+func (l *ledger) send(data []byte) error {
+	ctx, cancel := context.WithTimeout(l.s.ctx, flushTimeout)
+	defer cancel()
 	for len(data) > 0 {
 		chunk := data
 		if len(chunk) > l.s.maxBytes {
@@ -146,45 +202,14 @@ func (l *ledger) publish(ctx context.Context, data []byte) error {
 			}
 			chunk = chunk[:cut+1]
 		}
-		// A message id per chunk: a chunk sent again after an unanswered
-		// attempt is stored once.
 		msg := &nats.Msg{Subject: l.subject, Data: chunk, Header: nats.Header{}}
 		msg.Header.Set(jetstream.MsgIDHeader, nuid.Next())
-		f, err := l.s.js.PublishMsgAsync(msg)
-		if err != nil {
-			return fmt.Errorf("nats journal: ledger %s: publish: %w", l.subject, err)
+		if _, err := l.s.publish(ctx, msg); err != nil {
+			return err
 		}
-		l.pmu.Lock()
-		l.pending = append(l.pending, f)
-		if len(l.pending) >= 64 {
-			l.pruneLocked()
-		}
-		l.pmu.Unlock()
 		data = data[len(chunk):]
 	}
 	return nil
-}
-
-// pruneLocked drops the futures already answered, keeping the first
-// failure for Sync; pmu is held.
-func (l *ledger) pruneLocked() {
-	keep := l.pending[:0]
-	for _, f := range l.pending {
-		select {
-		case <-f.Ok():
-			continue
-		case err := <-f.Err():
-			l.retry = append(l.retry, f.Msg())
-			if l.failed == nil {
-				l.failed = err
-			}
-			continue
-		default:
-		}
-		keep = append(keep, f)
-	}
-	clear(l.pending[len(keep):])
-	l.pending = keep
 }
 
 // Sync implements journal.Ledger: it waits until JetStream acknowledged
@@ -196,46 +221,28 @@ func (l *ledger) Sync(ctx context.Context) error {
 	return l.wait(ctx)
 }
 
+// wait waits until every batch holding records Put so far has settled,
+// and returns (and clears) the first failure.
 func (l *ledger) wait(ctx context.Context) error {
 	l.pmu.Lock()
-	pending := l.pending
-	l.pending = nil
-	l.pmu.Unlock()
-	var first error
-	for i, f := range pending {
+	target := l.batch - 1 // batches taken by the flusher
+	if len(l.queued) > 0 {
+		target = l.batch // and the one queued
+	}
+	for l.done < target {
+		ch := l.settled
+		l.pmu.Unlock()
 		select {
-		case <-f.Ok():
-		case err := <-f.Err():
-			// Unanswered (a leader change, a reconnection): send it again.
-			if _, rerr := l.s.publish(ctx, f.Msg()); rerr != nil && first == nil {
-				first = fmt.Errorf("%w (and again: %w)", err, rerr)
-			}
+		case <-ch:
 		case <-ctx.Done():
-			l.pmu.Lock()
-			l.pending = append(pending[i:], l.pending...)
-			l.pmu.Unlock()
 			return fmt.Errorf("nats journal: ledger %s: wait for JetStream: %w", l.subject, ctx.Err())
 		}
+		l.pmu.Lock()
 	}
-	l.pmu.Lock()
-	retry, failed := l.retry, l.failed
-	l.retry, l.failed = nil, nil
+	err := l.failed
+	l.failed = nil
 	l.pmu.Unlock()
-	if len(retry) > 0 {
-		failed = nil // known failures are sent again
-		for _, m := range retry {
-			if _, err := l.s.publish(ctx, m); err != nil && first == nil {
-				first = err
-			}
-		}
-	}
-	if first == nil {
-		first = failed
-	}
-	if first != nil {
-		return fmt.Errorf("nats journal: ledger %s: JetStream did not store a write: %w", l.subject, first)
-	}
-	return nil
+	return err
 }
 
 // rewrite publishes a snapshot and purges everything before it; l.mu is
@@ -249,7 +256,9 @@ func (l *ledger) rewrite(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	first, err := l.s.js.PublishMsg(ctx, &nats.Msg{Subject: l.subject, Data: nil})
+	marker := &nats.Msg{Subject: l.subject, Header: nats.Header{}}
+	marker.Header.Set(jetstream.MsgIDHeader, nuid.Next())
+	first, err := l.s.publish(ctx, marker)
 	if err != nil {
 		return fmt.Errorf("publish a snapshot marker: %w", err)
 	}
@@ -295,14 +304,24 @@ func (l *ledger) PurgeExpired(ctx context.Context, now time.Time) (int, error) {
 // readSubject calls fn for every message of st on filter, in order, up to
 // the last one stored when it was called.
 func (s *Store) readSubject(ctx context.Context, st jetstream.Stream, filter string, fn func(jetstream.Msg)) error {
-	last, err := st.GetLastMsgForSubject(ctx, filter)
+	var last *jetstream.RawStreamMsg
+	err := retry(ctx, attemptTimeout, func(actx context.Context) error {
+		var err error
+		last, err = st.GetLastMsgForSubject(actx, filter)
+		return err
+	})
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("read the end of %s: %w", filter, err)
 	}
-	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}})
+	var cons jetstream.Consumer
+	err = retry(ctx, attemptTimeout, func(actx context.Context) error {
+		var err error
+		cons, err = st.OrderedConsumer(actx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}})
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("consumer on %s: %w", filter, err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 
 	"github.com/mcprt/mcprt/aacp/envelope"
 	"github.com/mcprt/mcprt/aacp/journal"
@@ -80,7 +81,8 @@ func (s *Store) PutAgent(ctx context.Context, rec journal.AgentRecord) error {
 		return err
 	}
 	if rec.Removed {
-		if err := s.agents.Delete(ctx, rec.AgentID); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		err := retry(ctx, attemptTimeout, func(actx context.Context) error { return s.agents.Delete(actx, rec.AgentID) })
+		if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 			return fmt.Errorf("nats journal: remove agent %s: %w", rec.AgentID, err)
 		}
 		return nil
@@ -89,7 +91,10 @@ func (s *Store) PutAgent(ctx context.Context, rec journal.AgentRecord) error {
 	if err != nil {
 		return fmt.Errorf("nats journal: encode agent %s: %w", rec.AgentID, err)
 	}
-	if _, err := s.agents.Put(ctx, rec.AgentID, data); err != nil {
+	if err := retry(ctx, attemptTimeout, func(actx context.Context) error {
+		_, err := s.agents.Put(actx, rec.AgentID, data)
+		return err
+	}); err != nil {
 		return fmt.Errorf("nats journal: register agent %s: %w", rec.AgentID, err)
 	}
 	return nil
@@ -100,21 +105,38 @@ func (s *Store) Agents(ctx context.Context) ([]journal.AgentRecord, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
-	lister, err := s.agents.ListKeys(ctx)
-	if err != nil {
+	var keys []string
+	err := retry(ctx, attemptTimeout, func(actx context.Context) error {
+		keys = keys[:0]
+		lister, err := s.agents.ListKeys(actx)
+		if err != nil {
+			return err
+		}
+		for k := range lister.Keys() {
+			keys = append(keys, k)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, jetstream.ErrNoKeysFound) {
 		return nil, fmt.Errorf("nats journal: list agents: %w", err)
 	}
-	var keys []string
-	for k := range lister.Keys() {
-		keys = append(keys, k)
-	}
-	held, err := s.claims.Held(ctx)
+	var held map[string]string
+	err = retry(ctx, attemptTimeout, func(actx context.Context) error {
+		var err error
+		held, err = s.claims.Held(actx)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("nats journal: list claims: %w", err)
 	}
 	out := make([]journal.AgentRecord, 0, len(keys))
 	for _, k := range keys {
-		e, err := s.agents.Get(ctx, k)
+		var e jetstream.KeyValueEntry
+		err := retry(ctx, attemptTimeout, func(actx context.Context) error {
+			var err error
+			e, err = s.agents.Get(actx, k)
+			return err
+		})
 		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
 			continue
 		}
@@ -162,7 +184,11 @@ func (s *Store) AddDeadLetter(ctx context.Context, d journal.DeadLetter) error {
 	if err != nil {
 		return fmt.Errorf("nats journal: encode dead letter %s: %w", d.MessageID, err)
 	}
-	if _, err := s.js.PublishMsg(ctx, &nats.Msg{Subject: deadSubject(d.MessageID), Data: data}); err != nil {
+	// A message id: a publish sent again after an unanswered attempt is
+	// stored once.
+	msg := &nats.Msg{Subject: deadSubject(d.MessageID), Data: data, Header: nats.Header{}}
+	msg.Header.Set(jetstream.MsgIDHeader, nuid.Next())
+	if _, err := s.publish(ctx, msg); err != nil {
 		return fmt.Errorf("nats journal: add dead letter %s: %w", d.MessageID, err)
 	}
 	return nil

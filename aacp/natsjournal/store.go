@@ -69,6 +69,13 @@ type Store struct {
 	log      *slog.Logger
 	onClose  func()
 	maxBytes int
+	// atomic: the channel stream takes atomic batches (JetStream 2.12 and
+	// later), so that concurrent appends to a channel share one write.
+	atomic bool
+	// ctx ends when the store closes (after Close waited for the
+	// ledgers): it bounds background publishes.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	mu       sync.Mutex
 	closed   bool                          // guarded by mu
@@ -77,15 +84,6 @@ type Store struct {
 	ledgerOf map[string]*ledger            // guarded by mu
 	inboxes  map[*inbox]struct{}           // guarded by mu
 	readPos  map[[2]string][]streamSeqPair // guarded by mu: what inboxes read, for CompactChannel
-}
-
-// channel caches where a channel ends, so that appends from this process
-// need one round trip.
-type channel struct {
-	mu         sync.Mutex
-	known      bool
-	lastStream uint64 // stream seq of the channel's last message, 0 if none
-	lastSeq    uint64 // its channel seq
 }
 
 type streamSeqPair struct{ seq, stream uint64 }
@@ -122,11 +120,14 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	var err error
 	if s.chans, err = ensureStream(ctx, opts.JS, jetstream.StreamConfig{
 		Name: ChannelStream, Subjects: []string{chanPrefix + ">"}, Storage: jetstream.FileStorage,
-		Replicas: r, Duplicates: opts.DedupWindow, Discard: jetstream.DiscardOld,
+		Replicas: r, Duplicates: opts.DedupWindow, Discard: jetstream.DiscardOld, AllowAtomicPublish: true,
 		Description: "mcprt agent channels: aacp.ch.{receiver}.{sender}",
 	}); err != nil {
 		return nil, err
 	}
+	// A server older than 2.12 ignores the setting: appends then go one
+	// at a time.
+	s.atomic = s.chans.CachedInfo().Config.AllowAtomicPublish
 	if s.ledgers, err = ensureStream(ctx, opts.JS, jetstream.StreamConfig{
 		Name: LedgerStream, Subjects: []string{ledgerPrefix + ">"}, Storage: jetstream.FileStorage,
 		Replicas: r, Description: "mcprt agent ledgers: aacp.lg.{agent}",
@@ -148,6 +149,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("natsjournal: %w", err)
 	}
 	s.maxBytes = 512 << 10
+	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
 }
 
@@ -157,8 +159,13 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.Str
 	// Each attempt is bounded: concurrent creations of one replicated
 	// stream (several nodes starting at once) can leave a request
 	// unanswered; a cluster still forming is retried too, until ctx ends.
+	// An attempt's bound doubles from 3 s to 15 s: on a loaded machine a
+	// cluster's first stream creations can take longer than 3 s, and an
+	// attempt cut short only adds a request to the queue.
+	each := 3 * time.Second
 	attempt := func() (jetstream.Stream, error) {
-		actx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		actx, cancel := context.WithTimeout(ctx, each)
+		defer func() { each = min(2*each, 15*time.Second) }()
 		defer cancel()
 		if st, err := js.Stream(actx, cfg.Name); err == nil && sameStream(st.CachedInfo().Config, cfg) {
 			return st, nil
@@ -184,7 +191,8 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.Str
 // asks for.
 func sameStream(have, want jetstream.StreamConfig) bool {
 	return slices.Equal(have.Subjects, want.Subjects) && have.Storage == want.Storage &&
-		have.Replicas == want.Replicas && (want.Duplicates == 0 || have.Duplicates == want.Duplicates)
+		have.Replicas == want.Replicas && (want.Duplicates == 0 || have.Duplicates == want.Duplicates) &&
+		have.AllowAtomicPublish == want.AllowAtomicPublish
 }
 
 func (s *Store) check() error {
@@ -226,15 +234,21 @@ func (s *Store) channel(sender, receiver string) (*channel, error) {
 	key := [2]string{sender, receiver}
 	c := s.channels[key]
 	if c == nil {
-		c = &channel{}
+		c = &channel{subject: chanSubject(sender, receiver)}
 		s.channels[key] = c
 	}
 	return c, nil
 }
 
 // load reads where the channel ends from the stream; c.mu is held.
-func (s *Store) load(ctx context.Context, c *channel, subject string) error {
-	m, err := s.chans.GetLastMsgForSubject(ctx, subject)
+func (s *Store) load(ctx context.Context, c *channel) error {
+	subject := c.subject
+	var m *jetstream.RawStreamMsg
+	err := retry(ctx, attemptTimeout, func(actx context.Context) error {
+		var err error
+		m, err = s.chans.GetLastMsgForSubject(actx, subject)
+		return err
+	})
 	switch {
 	case errors.Is(err, jetstream.ErrMsgNotFound):
 		c.lastStream, c.lastSeq = 0, 0
@@ -251,65 +265,6 @@ func (s *Store) load(ctx context.Context, c *channel, subject string) error {
 	return nil
 }
 
-// Append implements journal.Store: the transmission is published with
-// the channel's next seq and the stream's per-subject compare-and-swap
-// (another writer, in any process, makes it retry with a fresh end), and
-// with env.MessageID as the message id (a repeated publish of the same
-// transmission within the dedup window is stored once, and returns the
-// seq it was stored with). It returns after JetStream acknowledged the
-// message (stored under the server's sync policy, on a quorum in a
-// cluster).
-func (s *Store) Append(ctx context.Context, env *envelope.Envelope) (uint64, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	sender, receiver := env.Sender.AgentID, env.Receiver.AgentID
-	if err := checkPair(sender, receiver); err != nil {
-		return 0, err
-	}
-	c, err := s.channel(sender, receiver)
-	if err != nil {
-		return 0, err
-	}
-	subject := chanSubject(sender, receiver)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for attempt := 0; ; attempt++ {
-		if !c.known {
-			if err := s.load(ctx, c, subject); err != nil {
-				return 0, err
-			}
-		}
-		env.Seq = c.lastSeq + 1
-		data, err := envelope.AppendJSON(nil, env)
-		if err != nil {
-			return 0, fmt.Errorf("nats journal: encode %s: %w", env.MessageID, err)
-		}
-		msg := &nats.Msg{Subject: subject, Data: data, Header: nats.Header{seqHeader: []string{strconv.FormatUint(env.Seq, 10)}}}
-		ack, err := s.publish(ctx, msg, jetstream.WithExpectLastSequencePerSubject(c.lastStream), jetstream.WithMsgID(env.MessageID))
-		if err != nil {
-			c.known = false
-			if isWrongLast(err) && attempt < 1000 {
-				continue
-			}
-			return 0, fmt.Errorf("nats journal: append %s to %s: JetStream did not confirm the write (is the server reachable, does the cluster have a quorum?); it may or may not be stored: %w", env.MessageID, subject, err)
-		}
-		if ack.Duplicate {
-			// Stored before (a repeated publish): report the seq it has.
-			c.known = false
-			m, err := s.chans.GetMsg(ctx, ack.Sequence)
-			if err != nil {
-				return 0, fmt.Errorf("nats journal: append %s: duplicate of stream seq %d, unreadable: %w", env.MessageID, ack.Sequence, err)
-			}
-			seq, _ := strconv.ParseUint(m.Header.Get(seqHeader), 10, 64)
-			env.Seq = seq
-			return seq, nil
-		}
-		c.lastStream, c.lastSeq = ack.Sequence, env.Seq
-		return env.Seq, nil
-	}
-}
-
 // attemptTimeout bounds one publish: a request caught by a leader change
 // or a reconnection may never be answered, and is sent again (the
 // message id makes the repeat a duplicate if the first one was stored).
@@ -318,18 +273,36 @@ const attemptTimeout = 3 * time.Second
 // publish publishes msg, retrying unanswered attempts until ctx ends.
 // msg must carry a message id (or be harmless to store twice).
 func (s *Store) publish(ctx context.Context, msg *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	var ack *jetstream.PubAck
+	err := retry(ctx, attemptTimeout, func(actx context.Context) error {
+		var err error
+		ack, err = s.js.PublishMsg(actx, msg, opts...)
+		return err
+	})
+	return ack, err
+}
+
+// retry calls op in attempts bounded by each until it succeeds, fails for
+// good, or ctx ends: an attempt that went unanswered (a request caught by
+// a leader change or a reconnection) or met a cluster without a leader
+// yet is made again, after a pause that grows from 50 ms to 500 ms. op
+// must be safe to repeat (reads; writes with a message id or a
+// compare-and-swap).
+func retry(ctx context.Context, each time.Duration, op func(context.Context) error) error {
+	pause := 50 * time.Millisecond
 	for {
-		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
-		ack, err := s.js.PublishMsg(actx, msg, opts...)
+		actx, cancel := context.WithTimeout(ctx, each)
+		err := op(actx)
 		cancel()
 		if err == nil || ctx.Err() != nil || !(transient(err) || errors.Is(err, context.DeadlineExceeded)) {
-			return ack, err
+			return err
 		}
 		select {
 		case <-ctx.Done():
-			return nil, err
-		case <-time.After(100 * time.Millisecond):
+			return err
+		case <-time.After(pause):
 		}
+		pause = min(2*pause, 500*time.Millisecond)
 	}
 }
 
@@ -362,7 +335,7 @@ func (s *Store) LastSequence(ctx context.Context, sender, receiver string) (uint
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := s.load(ctx, c, chanSubject(sender, receiver)); err != nil {
+	if err := s.load(ctx, c); err != nil {
 		return 0, err
 	}
 	return c.lastSeq, nil
@@ -463,6 +436,7 @@ func (s *Store) Close() error {
 	for in := range ins {
 		in.stop()
 	}
+	s.cancel()
 	for _, release := range held {
 		release()
 	}

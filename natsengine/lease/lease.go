@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 )
 
 // ErrHeld is wrapped by Acquire's error when another owner holds the key.
@@ -65,10 +66,14 @@ func Open(ctx context.Context, js jetstream.JetStream, opts Options) (*Leases, e
 // replicated bucket at once can leave a request unanswered, and a cluster
 // still forming answers "no suitable peers" for a while.
 func EnsureKeyValue(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	// An attempt's bound doubles from 3 s to 15 s (a loaded cluster's
+	// first creations can take longer than 3 s).
+	each := 3 * time.Second
 	for {
-		actx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		actx, cancel := context.WithTimeout(ctx, each)
 		kv, err := js.CreateOrUpdateKeyValue(actx, cfg)
 		cancel()
+		each = min(2*each, 15*time.Second)
 		if err == nil || ctx.Err() != nil || !retryable(err) {
 			return kv, err
 		}
@@ -94,6 +99,48 @@ func (l *Leases) TTL() time.Duration { return l.ttl }
 type record struct {
 	Owner string    `json:"owner"`
 	At    time.Time `json:"at"`
+	// Token is unique per Acquire: a write sent again after an unanswered
+	// attempt recognises the value it wrote itself.
+	Token string `json:"token,omitempty"`
+}
+
+// attemptTimeout bounds one request to the bucket: a request caught by a
+// leader change or a reconnection may never be answered, and is sent
+// again (until the caller's deadline).
+const attemptTimeout = 3 * time.Second
+
+// attempts calls op in attempts of attemptTimeout until it succeeds,
+// fails for good, or ctx ends.
+func attempts(ctx context.Context, op func(context.Context) error) error {
+	pause := 50 * time.Millisecond
+	for {
+		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		err := op(actx)
+		cancel()
+		if err == nil || ctx.Err() != nil || !retryable(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 500*time.Millisecond)
+	}
+}
+
+// mine returns the revision of key when its value carries token: a write
+// of this holder that was stored although its answer was lost.
+func (l *Leases) mine(ctx context.Context, key, token string) (uint64, bool) {
+	e, err := l.kv.Get(ctx, key)
+	if err != nil {
+		return 0, false
+	}
+	var r record
+	if json.Unmarshal(e.Value(), &r) != nil || r.Token != token {
+		return 0, false
+	}
+	return e.Revision(), true
 }
 
 // Lease is one held lease. Its methods are safe for concurrent use.
@@ -101,9 +148,10 @@ type Lease struct {
 	// Key and Owner identify the lease.
 	Key, Owner string
 
-	l   *Leases
-	mu  sync.Mutex
-	rev uint64 // guarded by mu: the revision this holder last wrote; 0 once released
+	token string // in every value this holder writes
+	l     *Leases
+	mu    sync.Mutex
+	rev   uint64 // guarded by mu: the revision this holder last wrote; 0 once released
 }
 
 // Acquire takes key for owner, exclusively, until it is released or not
@@ -112,11 +160,29 @@ type Lease struct {
 // bucket's compare-and-swap decides); the others fail with an error
 // wrapping ErrHeld that names the holder.
 func (l *Leases) Acquire(ctx context.Context, key, owner string) (*Lease, error) {
-	val, err := json.Marshal(record{Owner: owner, At: time.Now().UTC()})
+	token := nuid.Next()
+	val, err := json.Marshal(record{Owner: owner, At: time.Now().UTC(), Token: token})
 	if err != nil {
 		return nil, fmt.Errorf("lease %s: %w", key, err)
 	}
-	rev, err := l.kv.Create(ctx, key, val)
+	var rev uint64
+	first := true
+	err = attempts(ctx, func(actx context.Context) error {
+		r, err := l.kv.Create(actx, key, val)
+		if err == nil {
+			rev = r
+			return nil
+		}
+		if errors.Is(err, jetstream.ErrKeyExists) && !first {
+			// A previous attempt may have been stored unanswered.
+			if r, ok := l.mine(actx, key, token); ok {
+				rev = r
+				return nil
+			}
+		}
+		first = false
+		return err
+	})
 	if err != nil {
 		if errors.Is(err, jetstream.ErrKeyExists) {
 			holder, _, _ := l.Holder(ctx, key)
@@ -124,7 +190,7 @@ func (l *Leases) Acquire(ctx context.Context, key, owner string) (*Lease, error)
 		}
 		return nil, fmt.Errorf("lease %s: acquire: %w", key, err)
 	}
-	return &Lease{Key: key, Owner: owner, l: l, rev: rev}, nil
+	return &Lease{Key: key, Owner: owner, token: token, l: l, rev: rev}, nil
 }
 
 // Holder returns the current holder of key, if any.
@@ -171,8 +237,26 @@ func (x *Lease) Renew(ctx context.Context) error {
 	if x.rev == 0 {
 		return fmt.Errorf("lease %s: renew after release: %w", x.Key, ErrLost)
 	}
-	val, _ := json.Marshal(record{Owner: x.Owner, At: time.Now().UTC()})
-	rev, err := x.l.kv.Update(ctx, x.Key, val, x.rev)
+	val, _ := json.Marshal(record{Owner: x.Owner, At: time.Now().UTC(), Token: x.token})
+	var rev uint64
+	first := true
+	err := attempts(ctx, func(actx context.Context) error {
+		r, err := x.l.kv.Update(actx, x.Key, val, x.rev)
+		if err == nil {
+			rev = r
+			return nil
+		}
+		if !first && (errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists)) {
+			// A previous attempt may have been stored unanswered: the
+			// value is this holder's renewal, not another owner's.
+			if r, ok := x.l.mine(actx, x.Key, x.token); ok && r != x.rev {
+				rev = r
+				return nil
+			}
+		}
+		first = false
+		return err
+	})
 	if err != nil {
 		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) {
 			x.rev = 0

@@ -63,6 +63,7 @@ type Node struct {
 	Dir, Listen, Route string
 	Config             natsengine.ServerConfig
 	Server             *natsengine.Server // nil while stopped
+	advertise          string
 }
 
 // Cluster is three embedded servers routed to each other on loopback.
@@ -70,6 +71,7 @@ type Cluster struct {
 	t          testing.TB
 	Nodes      []*Node
 	syncAlways bool
+	links      []*link // routes through proxies (StartPartitionableCluster)
 }
 
 // StartCluster starts a three-node JetStream cluster (sync_always) and
@@ -83,6 +85,19 @@ func StartCluster(t testing.TB) *Cluster {
 // JetStream's default, a sync every 2 minutes; durability by quorum).
 func StartClusterSync(t testing.TB, syncAlways bool) *Cluster {
 	t.Helper()
+	return startCluster(t, syncAlways, false)
+}
+
+// StartPartitionableCluster is StartCluster with every route through a
+// proxy of its own, so that Isolate can cut a node off the others (a
+// network partition) while its clients still reach it.
+func StartPartitionableCluster(t testing.TB) *Cluster {
+	t.Helper()
+	return startCluster(t, true, true)
+}
+
+func startCluster(t testing.TB, syncAlways, proxied bool) *Cluster {
+	t.Helper()
 	c := &Cluster{t: t, syncAlways: syncAlways}
 	for i := range 3 {
 		c.Nodes = append(c.Nodes, &Node{Dir: t.TempDir(), Listen: FreePort(t), Route: FreePort(t)})
@@ -91,9 +106,20 @@ func StartClusterSync(t testing.TB, syncAlways bool) *Cluster {
 	for i, n := range c.Nodes {
 		n.Config.Listen, n.Config.ClusterListen = n.Listen, n.Route
 		for j, o := range c.Nodes {
-			if i != j {
+			switch {
+			case i == j:
+			case proxied:
+				k := startLink(t, i, j, o.Route)
+				c.links = append(c.links, k)
+				n.Config.Routes = append(n.Config.Routes, "nats-route://"+k.addr)
+			default:
 				n.Config.Routes = append(n.Config.Routes, "nats-route://"+o.Route)
 			}
+		}
+		if proxied {
+			// Gossip must not open routes around the proxies: each node
+			// names an address where nothing listens.
+			n.advertise = FreePort(t)
 		}
 	}
 	errs := make(chan error, 3)
@@ -123,7 +149,8 @@ func StartClusterSync(t testing.TB, syncAlways bool) *Cluster {
 }
 
 func (c *Cluster) start(n *Node) error {
-	s, err := natsengine.StartServer(natsengine.ServerOptions{Config: n.Config, StoreDir: n.Dir, SyncAlways: c.syncAlways, ReadyTimeout: 30 * time.Second})
+	s, err := natsengine.StartServer(natsengine.ServerOptions{Config: n.Config, StoreDir: n.Dir, SyncAlways: c.syncAlways,
+		ReadyTimeout: 30 * time.Second, ClusterAdvertise: n.advertise})
 	if err != nil {
 		return fmt.Errorf("start node %s: %w", n.Config.Name, err)
 	}
