@@ -172,13 +172,13 @@ func (sess *Session) handleCall(ctx context.Context, req *jsonrpc.Request) (any,
 	c.req.progress = newProgressReporter(sess, c, c.req.Meta, c.req.ProtocolVersion)
 	// Step 4: payload size.
 	c.payload = core.CompactLen(args)
-	if c.payload > s.cfg.Tools.MaxPayloadBytes {
+	if c.payload > s.opts.Limits.MaxPayloadBytes {
 		if rt := s.tool(name); rt == nil || !rt.def.Observer { // observers neither raise nor reset it
 			s.exhausted.Inc()
 		}
 		return c.fail(core.NewError(core.CodeResourceExhausted, fmt.Sprintf(
 			"the arguments are %d bytes (compact JSON), over the limit of %d (tools.maxPayloadBytes); send smaller arguments",
-			c.payload, s.cfg.Tools.MaxPayloadBytes)).WithDetail("limit", s.cfg.Tools.MaxPayloadBytes).
+			c.payload, s.opts.Limits.MaxPayloadBytes)).WithDetail("limit", s.opts.Limits.MaxPayloadBytes).
 			WithDetail("payloadBytes", c.payload).WithDetail("reason", "payload_too_large").WithRetryable(false), false)
 	}
 	// Step 5: existence.
@@ -284,7 +284,7 @@ func (c *toolCall) timeout() time.Duration {
 	if t := c.rt.def.Timeout; t > 0 {
 		return t
 	}
-	return time.Duration(c.sess.srv.cfg.Tools.DefaultTimeoutMs) * time.Millisecond
+	return c.sess.srv.opts.Limits.ToolTimeout
 }
 
 // deadline runs on the timer's goroutine when the call's time is up before

@@ -53,7 +53,7 @@ func (s *Server) InvokeTool(ctx context.Context, name string, args json.RawMessa
 	}
 	if !s.Admitted(&rt.def) {
 		return nil, core.NewError(core.CodeUnauthorized, fmt.Sprintf("tool %q is not admitted in mode %s, which admits %s",
-			name, s.cfg.Server.Mode, admits(s.cfg.Server.Mode)))
+			name, s.opts.Mode, admits(s.opts.Mode)))
 	}
 	if args == nil {
 		args = json.RawMessage(`{}`)
@@ -62,9 +62,9 @@ func (s *Server) InvokeTool(ctx context.Context, name string, args json.RawMessa
 		return nil, core.NewError(core.CodeInvalidArgument, "the arguments must be a JSON object, got "+jsontext.ClipBytes(args, 40))
 	}
 	size := core.CompactLen(args)
-	if size > s.cfg.Tools.MaxPayloadBytes {
+	if size > s.opts.Limits.MaxPayloadBytes {
 		return nil, core.NewError(core.CodeResourceExhausted, fmt.Sprintf("the arguments are %d bytes (compact JSON), over the limit of %d "+
-			"(tools.maxPayloadBytes); send smaller arguments", size, s.cfg.Tools.MaxPayloadBytes)).
+			"(tools.maxPayloadBytes); send smaller arguments", size, s.opts.Limits.MaxPayloadBytes)).
 			WithDetail("reason", "payload_too_large").WithRetryable(false)
 	}
 	parent := callInfoFrom(ctx)
@@ -92,7 +92,7 @@ func (s *Server) InvokeTool(ctx context.Context, name string, args json.RawMessa
 	}
 	timeout := rt.def.Timeout
 	if timeout <= 0 {
-		timeout = time.Duration(s.cfg.Tools.DefaultTimeoutMs) * time.Millisecond
+		timeout = s.opts.Limits.ToolTimeout
 	}
 	hctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -214,7 +214,7 @@ func (s *Server) invokeFull(rt *registeredTool, res CallToolResult) (json.RawMes
 
 // invokeSize bounds a result by tools.maxResultBytes.
 func (s *Server) invokeSize(js []byte) error {
-	if limit := s.cfg.Tools.MaxResultBytes; len(js) > limit {
+	if limit := s.opts.Limits.MaxResultBytes; len(js) > limit {
 		return resultTooLarge(limit, len(js))
 	}
 	return nil

@@ -194,12 +194,11 @@ func (sess *Session) initialize(_ context.Context, req *jsonrpc.Request) (any, e
 	sess.advance(evInitialized)
 	sess.log.Info("initialize", "requestedVersion", jsontext.Clip(*p.ProtocolVersion, 64), "protocolVersion", version,
 		"clientName", jsontext.Clip(ci.Name, jsontext.MaxEcho), "clientVersion", jsontext.Clip(ci.Version, 64))
-	cfg := sess.srv.cfg
 	return initializeResult{
 		ProtocolVersion: version,
 		Capabilities:    sess.srv.capabilities().forVersion(version),
-		ServerInfo:      Implementation{Name: cfg.Server.Name, Version: cfg.Server.Version},
-		Instructions:    cfg.Server.Instructions,
+		ServerInfo:      sess.srv.Info(),
+		Instructions:    sess.srv.opts.Instructions,
 	}, nil
 }
 

@@ -281,7 +281,7 @@ func TestAdminPolicyUsesTheSessionTransport(t *testing.T) {
 func TestDynamicToolNotAdmitted(t *testing.T) {
 	cfg := core.DefaultConfig("1")
 	cfg.Server.Mode = core.ModeReadOnly
-	srv, err := mcp.NewServer(mcp.Options{Config: &cfg})
+	srv, err := mcp.NewServer(serverOptions(cfg, mcp.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,9 +41,9 @@ type agentStateArgs struct {
 // all talking to agents. Their schemas are written by hand where they say
 // more than the Go types: non-empty agent ids, the bound on agentIds, and
 // a state that is any object.
-func agentTools(cfg core.Config, agents *aacp.Coordinator) []tool {
-	redactor := core.NewRedactor(cfg.Logging.RedactKeys)
-	maxState := cfg.Tools.MaxStateBytes
+func agentTools(opts Options, agents *aacp.Coordinator) []tool {
+	redactor := core.NewRedactor(opts.RedactKeys)
+	maxState := opts.MaxStateBytes
 	return []tool{
 		// Out is any: the agent's response is passed on as it is, and no
 		// output schema is listed.

@@ -67,7 +67,7 @@ func TestRegisterSkipsOnlyWhatTheModeRefuses(t *testing.T) {
 				cfg := core.DefaultConfig("1")
 				cfg.Server.Mode = mode
 				cfg.Tools.AdminRegistrationEnabled, cfg.Security.DynamicRegistrationEnabled = true, true
-				srv, err := mcp.NewServer(mcp.Options{Config: &cfg})
+				srv, err := mcp.NewServer(serverOptions(cfg, mcp.Options{}))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -90,7 +90,7 @@ func TestRegisterSkipsOnlyWhatTheModeRefuses(t *testing.T) {
 			}
 			agents := aacp.NewCoordinator(aacp.Options{MaxPayloadBytes: 1 << 20})
 			defer agents.Close(context.Background())
-			err = Register(srv, Options{Agents: agents})
+			err = Register(srv, Options{Agents: agents, Admin: true})
 			admitsAdmin := mode == core.ModeFull || mode == core.ModeTest
 			if admitsAdmin != (err != nil) {
 				t.Errorf("Register over an existing admin_register_tool = %v; the mode admits the admin tools: %v", err, admitsAdmin)
