@@ -401,23 +401,24 @@ func (s *Server) RunStdio(ctx context.Context) error { return s.Run(ctx, s.Stdio
 // Run serves one session over stream until its input ends, the client
 // sends shutdown, or ctx is done, and then shuts it down gracefully: the
 // session closes (nothing more is written, every request's context is
-// cancelled), running handlers get up to server.shutdownTimeoutMs to
+// cancelled), running handlers get up to Limits.ShutdownTimeout to
 // return, and a tool call still running then gets its completion record
 // with outcome aborted. Run returns nil after a clean end and the read
 // error otherwise.
 func (s *Server) Run(ctx context.Context, stream jsonrpc.Stream) error {
 	sess := s.Connect(stream, nil)
 	err := sess.Serve(ctx)
-	s.Shutdown(sess)
+	// ctx may be what ended the session: the shutdown still gets its time.
+	s.Shutdown(context.WithoutCancel(ctx), sess)
 	return err
 }
 
-// Shutdown closes sess and waits up to server.shutdownTimeoutMs for its
-// handlers and then for the output they made; calls still running then
-// are recorded as aborted. It reports whether every handler returned in
-// time.
-func (s *Server) Shutdown(sess *Session) bool {
-	wait, cancel := context.WithTimeout(context.Background(), s.opts.Limits.ShutdownTimeout)
+// Shutdown closes sess and waits, until ctx is done and at most
+// Limits.ShutdownTimeout, for its handlers and then for the output they
+// made; calls still running then are recorded as aborted. It reports
+// whether every handler returned in time.
+func (s *Server) Shutdown(ctx context.Context, sess *Session) bool {
+	wait, cancel := context.WithTimeout(ctx, s.opts.Limits.ShutdownTimeout)
 	defer cancel()
 	stopListen, cancelStop := context.WithTimeout(wait, maxDrain)
 	s.listeners.stopSession(stopListen, sess) // their answers go out before the close

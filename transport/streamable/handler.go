@@ -406,7 +406,7 @@ func (h *Handler) newSession(cred int, tools *mcp.ToolSet) (*session, int, strin
 		if err := s.sess.Serve(h.ctx); err != nil {
 			h.log.Warn("an HTTP session ended with an error", "connectionCorrelationId", s.sess.CorrelationID(), "error", err.Error())
 		}
-		h.srv.Shutdown(s.sess)
+		h.srv.Shutdown(context.Background(), s.sess) // bounded by the server's ShutdownTimeout
 		close(s.finished)
 	}()
 	return s, 0, ""
