@@ -277,7 +277,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	if err := builtin.Register(srv, builtin.Options{Agents: agents, Version: cfg.Server.Version,
 		Admin:       cfg.Tools.AdminRegistrationEnabled && cfg.Security.DynamicRegistrationEnabled,
 		AdminPolicy: cfg.Tools.AdminPolicy.Mode, MaxStateBytes: cfg.Tools.MaxStateBytes, RedactKeys: cfg.Logging.RedactKeys,
-		AdminAuthorized: adminAuthorized, OmitAgentList: true, MessagingHealth: messagingHealth(natsBack, cfg.AACP.DataDir)}); err != nil {
+		AdminAuthorized: adminAuthorized, MessagingHealth: messagingHealth(natsBack, cfg.AACP.DataDir)}); err != nil {
 		logger.Error("cannot register the built-in tools", "error", err.Error())
 		return exitFatal
 	}

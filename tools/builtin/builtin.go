@@ -13,15 +13,10 @@ import (
 // Options configures Register.
 type Options struct {
 	// Agents is the agent coordinator the agent tools (agent_send_message,
-	// agent_list, agent_get_state) and dynamic agentProxy tools talk to.
+	// agent_get_state) and dynamic agentProxy tools talk to.
 	// Nil means no agent tools are registered, and admin_register_tool
 	// refuses toolType agentProxy with NOT_IMPLEMENTED.
 	Agents *aacp.Coordinator
-	// OmitAgentList leaves agent_list to another package: mcprt's binary
-	// lets package domaintools register it, with agent profiles and the
-	// agents registered for messaging. Its result keeps agentIds and
-	// truncated.
-	OmitAgentList bool
 	// Version is the build version that server_ping reports. Empty means
 	// the server's (mcp.Server.Info).
 	Version string
@@ -54,15 +49,15 @@ type Options struct {
 // offered:
 //
 //   - server_ping and health, always;
-//   - agent_send_message, agent_list and agent_get_state, when
-//     opts.Agents is not nil (agent_list unless opts.OmitAgentList);
+//   - agent_send_message and agent_get_state, when opts.Agents is not
+//     nil (agent_list, which lists them, is package tools/domain's);
 //   - admin_register_tool and admin_unregister_tool, only when
 //     opts.Admin is set.
 //
 // The fixtures of mode TEST are package fixtures' (fixtures.Register).
 //
 // The server's mode then admits what each tool declares it is: READONLY
-// keeps the read-only ones (server_ping, health, agent_list,
+// keeps the read-only ones (server_ping, health,
 // agent_get_state), MINIMAL the essential ones (server_ping, health).
 // Register skips a tool the mode does not admit (mcp.ErrNotAdmitted).
 //
@@ -85,11 +80,7 @@ func Register(srv *mcp.Server, opts Options) error {
 	}
 	tools := observerTools(srv, opts)
 	if opts.Agents != nil {
-		for _, t := range agentTools(opts, opts.Agents) {
-			if t.name != "agent_list" || !opts.OmitAgentList {
-				tools = append(tools, t)
-			}
-		}
+		tools = append(tools, agentTools(opts, opts.Agents)...)
 	}
 	if opts.Admin {
 		tools = append(tools, adminTools(srv, opts, newDynamicTools())...)
