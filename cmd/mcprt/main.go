@@ -195,7 +195,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 		return exitConfig
 	}
 	level, err := core.ParseLevel(cfg.Logging.Level)
-	if err != nil { // LoadConfig validated it; keep the check honest
+	if err != nil { // config.Load validated it; keep the check honest
 		bootLog.Error("invalid configuration: logging.level", "error", err.Error())
 		return exitConfig
 	}
