@@ -57,8 +57,8 @@ func benchTraced(b *testing.B, st trace.Store, closeStore func() error) {
 	cfg := core.DefaultConfig("bench")
 	cfg.Server.Mode = core.ModeTest
 	cfg.Resources.MaxConcurrentExecutions = 10
-	srv, err := mcp.NewServer(mcp.Options{Config: &cfg, Logger: newLogger(), Transport: "stdio",
-		Audit: domain.NewAuditSink(rec, nil, "bench")})
+	srv, err := mcp.NewServer(serverOptions(cfg, mcp.Options{Logger: newLogger(), Transport: "stdio",
+		Audit: domain.NewAuditSink(rec, nil, "bench")}))
 	if err != nil {
 		b.Fatal(err)
 	}

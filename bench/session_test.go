@@ -3,12 +3,14 @@ package bench
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/mcp"
 )
@@ -42,7 +44,7 @@ func newLogger() *slog.Logger {
 // newServer builds a server with cfg and lets setup register tools.
 func newServer(tb testing.TB, cfg core.Config, setup func(*mcp.Server) error) *mcp.Server {
 	tb.Helper()
-	srv, err := mcp.NewServer(mcp.Options{Config: &cfg, Logger: newLogger(), Transport: "stdio"})
+	srv, err := mcp.NewServer(serverOptions(cfg, mcp.Options{Logger: newLogger(), Transport: "stdio"}))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -128,4 +130,14 @@ func (s *session) bench(b *testing.B, tail string, window int) {
 	s.calls(b, tail, b.N, window)
 	b.StopTimer()
 	s.pipe.check(b)
+}
+
+// serverOptions is opts with the settings of cfg, mapped as the binary maps
+// them (config.ServerOptions); a mapping error panics, failing the test.
+func serverOptions(cfg core.Config, opts mcp.Options) mcp.Options {
+	o, err := config.ServerOptions(cfg, opts)
+	if err != nil {
+		panic(fmt.Sprintf("config.ServerOptions: %v", err))
+	}
+	return o
 }

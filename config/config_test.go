@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/mcp"
 	"github.com/mcprt/mcprt/transport/streamable"
 )
 
@@ -83,5 +84,48 @@ func TestLoadKnowsEverySection(t *testing.T) {
 	var ce *core.ConfigError
 	if !errors.As(err, &ce) {
 		t.Errorf("an unknown variable loaded: %v", err)
+	}
+}
+
+// A bad tools.enabled or tools.profile is a ConfigError of its key.
+func TestServerOptionsToolSetErrors(t *testing.T) {
+	for _, tc := range []struct {
+		tweak func(*core.Config)
+		key   string
+	}{
+		{func(c *core.Config) { c.Tools.Enabled = []string{"a b"} }, "tools.enabled"},
+		{func(c *core.Config) { c.Tools.Profile = "a b" }, "tools.profile"},
+	} {
+		base := core.DefaultConfig("v1")
+		tc.tweak(&base)
+		_, err := ServerOptions(base, mcp.Options{})
+		var ce *core.ConfigError
+		if !errors.As(err, &ce) || ce.Key != tc.key || ce.Env != core.EnvName(tc.key) {
+			t.Errorf("ServerOptions with a bad %s = %v, want a ConfigError of it", tc.key, err)
+		}
+	}
+}
+
+// The defaults of the configuration are the defaults of mcp.Options: a
+// server built from either has the same limits.
+func TestServerOptionsDefaultsAgreeWithMCP(t *testing.T) {
+	opts, err := ServerOptions(core.DefaultConfig("v1"), mcp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromConfig, err := mcp.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := mcp.NewServer(mcp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fromConfig.Limits(), plain.Limits(); got != want {
+		t.Errorf("limits from the default configuration %+v, mcp's defaults %+v", got, want)
+	}
+	if fromConfig.Mode() != plain.Mode() || fromConfig.Info().Name != plain.Info().Name {
+		t.Errorf("mode/name from the configuration %s/%s, mcp's %s/%s", fromConfig.Mode(), fromConfig.Info().Name,
+			plain.Mode(), plain.Info().Name)
 	}
 }

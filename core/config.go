@@ -268,13 +268,18 @@ func DefaultConfig(version string) Config {
 		Logging: LoggingConfig{
 			MaxBufferBytes: 1048576,
 			Level:          "info",
-			RedactKeys: []string{"token", "key", "secret", "password", "apiKey",
-				"authorization", "bearer", "session", "cookie"},
+			RedactKeys:     DefaultRedactKeys(),
 		},
 		AACP: AACPConfig{DefaultTTLMs: 86400000, DataDir: ".mcprt", AgentType: "AdHoc", Fsync: "always",
 			MaxRetries: 3, RetryBaseMs: 1000, IdleAfterMs: 120000, StaleAfterMs: 900000},
 		Stateless: StatelessConfig{RequestStateTTLMs: 600000, CacheScope: "private"},
 	}
+}
+
+// DefaultRedactKeys returns logging.redactKeys' default: the keys whose
+// values logs show as "[REDACTED]" unless configured otherwise.
+func DefaultRedactKeys() []string {
+	return []string{"token", "key", "secret", "password", "apiKey", "authorization", "bearer", "session", "cookie"}
 }
 
 // LoadConfig loads mcprt's own sections: DefaultConfig(version), then the

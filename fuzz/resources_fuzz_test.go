@@ -246,7 +246,7 @@ var demoServer = sync.OnceValues(func() (*mcp.Server, error) {
 	cfg := core.DefaultConfig("fuzz")
 	cfg.Server.Mode = core.ModeTest
 	cfg.Transport.MaxMessageBytes = toolCallMaxLine
-	srv, err := mcp.NewServer(mcp.Options{Config: &cfg, Logger: core.NewLogger(io.Discard, core.LogOptions{})})
+	srv, err := mcp.NewServer(serverOptions(cfg, mcp.Options{Logger: core.NewLogger(io.Discard, core.LogOptions{})}))
 	if err != nil {
 		return nil, err
 	}

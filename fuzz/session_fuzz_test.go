@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/jsonrpc"
 	"github.com/mcprt/mcprt/mcp"
@@ -239,7 +241,7 @@ func FuzzSession(f *testing.F) {
 		input, version := sessionInput(data)
 		cfg := core.DefaultConfig("fuzz")
 		cfg.Transport.MaxMessageBytes = sessionMaxMessageBytes
-		srv, err := mcp.NewServer(mcp.Options{Config: &cfg, IDs: &core.SequenceGenerator{}})
+		srv, err := mcp.NewServer(serverOptions(cfg, mcp.Options{IDs: &core.SequenceGenerator{}}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -373,4 +375,14 @@ func sessionSeeds() []seed {
 		s = append(s, seed{"line-" + d.name, append(append([]byte(hs03), d.data...), '\n')})
 	}
 	return s
+}
+
+// serverOptions is opts with the settings of cfg, mapped as the binary maps
+// them (config.ServerOptions); a mapping error panics, failing the test.
+func serverOptions(cfg core.Config, opts mcp.Options) mcp.Options {
+	o, err := config.ServerOptions(cfg, opts)
+	if err != nil {
+		panic(fmt.Sprintf("config.ServerOptions: %v", err))
+	}
+	return o
 }

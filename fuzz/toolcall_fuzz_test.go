@@ -163,8 +163,8 @@ func runToolCall(t *testing.T, line []byte, version string) {
 	cfg.Tools.DefaultTimeoutMs = toolCallTimeoutMs
 	cfg.Transport.MaxMessageBytes = toolCallMaxLine
 	var logs lockedBuffer
-	srv, err := mcp.NewServer(mcp.Options{Config: &cfg, IDs: &core.SequenceGenerator{},
-		Logger: core.NewLogger(&logs, core.LogOptions{Level: slog.LevelInfo})})
+	srv, err := mcp.NewServer(serverOptions(cfg, mcp.Options{IDs: &core.SequenceGenerator{},
+		Logger: core.NewLogger(&logs, core.LogOptions{Level: slog.LevelInfo})}))
 	if err != nil {
 		t.Fatal(err)
 	}

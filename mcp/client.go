@@ -27,19 +27,15 @@ import (
 
 // Methods the server sends to the client.
 const (
-	MethodRootsList             = "roots/list"
-	MethodSamplingCreate        = "sampling/createMessage"
-	MethodElicitationCreate     = "elicitation/create"
-	NotifyRootsListChanged      = "notifications/roots/list_changed"
-	defaultClientRequestTimeout = 60 * time.Second // when tools.clientRequestTimeoutMs is unset (0)
+	MethodRootsList         = "roots/list"
+	MethodSamplingCreate    = "sampling/createMessage"
+	MethodElicitationCreate = "elicitation/create"
+	NotifyRootsListChanged  = "notifications/roots/list_changed"
 )
 
 // clientTimeout is how long a request to the client waits for its answer.
 func (sess *Session) clientTimeout() time.Duration {
-	if ms := sess.srv.cfg.Tools.ClientRequestTimeoutMs; ms > 0 {
-		return time.Duration(ms) * time.Millisecond
-	}
-	return defaultClientRequestTimeout
+	return sess.srv.opts.Limits.ClientRequestTimeout
 }
 
 // clientCall sends a request to the client and decodes its answer into

@@ -181,7 +181,7 @@ func (sess *Session) Log(ctx context.Context, level LogLevel, logger string, dat
 	cl := &sess.clientLog
 	cl.mu.Lock()
 	if cl.red == nil {
-		cl.red = core.NewRedactor(sess.srv.cfg.Logging.RedactKeys)
+		cl.red = core.NewRedactor(sess.srv.opts.RedactKeys)
 	}
 	red := cl.red
 	report, pass := cl.lim.admit(sess.srv.clock, sess.reportDroppedLogs)

@@ -14,12 +14,21 @@
 //
 // # Layers
 //
-// A Server holds the configuration and everything registered; it is shared
-// by its sessions and safe for concurrent use. Connect makes a Session over
-// a stream; Run connects one, serves it and shuts it down gracefully.
-// A Session is the jsonrpc.Dispatcher of its connection: Route is the
-// lifecycle gate and method router, the one place that decides what a
-// request means in the session's state.
+// A Server holds its Options and everything registered; it is shared by
+// its sessions and safe for concurrent use. Options has plain fields
+// (limits as ints, timeouts as time.Duration, the mode, the tool set):
+// every zero field is its default, resolved once by NewServer, so
+// Options{} is a working server, and the package reads no configuration
+// file and no environment variable. Connect makes a Session over a
+// stream; Run connects one, serves it and shuts it down gracefully, and
+// Shutdown(ctx, sess) does the shutdown alone, waiting until ctx ends and
+// at most Limits.ShutdownTimeout. A Session's connection is driven by an
+// unexported jsonrpc.Dispatcher: its route is the lifecycle gate and
+// method router, the one place that decides what a request means in the
+// session's state.
+//
+// The key names in parentheses below (tools.pageSize, ...) are the mcprt
+// binary's configuration keys of the corresponding Limits fields.
 //
 // # Lifecycle
 //

@@ -3,6 +3,7 @@ package mcp
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -207,6 +208,40 @@ func recordsOf(recs []map[string]any, runID any) string {
 	return strings.Join(seq, ",")
 }
 
+// withConfig returns opts with the settings of cfg (opts' own Name and
+// Version win), mapped as mcprt's
+// binary maps its configuration (package config, which these tests
+// cannot import): the tests keep describing servers by the keys users
+// set.
+func withConfig(t testing.TB, opts Options, cfg core.Config) Options {
+	t.Helper()
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	opts.Name, opts.Version = cmp.Or(opts.Name, cfg.Server.Name), cmp.Or(opts.Version, cfg.Server.Version)
+	opts.Instructions, opts.Mode = cfg.Server.Instructions, cfg.Server.Mode
+	opts.Limits = Limits{
+		MaxMessageBytes: cfg.Transport.MaxMessageBytes, MaxOutputBytes: cfg.Transport.MaxOutputBytes,
+		MaxInFlight: cfg.Transport.MaxInFlight, MaxBatchResponseBytes: cfg.Transport.MaxBatchResponseBytes,
+		MaxConcurrentExecutions: cfg.Resources.MaxConcurrentExecutions, MaxPayloadBytes: cfg.Tools.MaxPayloadBytes,
+		MaxResultBytes: cfg.Tools.MaxResultBytes, PageSize: cfg.Tools.PageSize, ToolTimeout: ms(cfg.Tools.DefaultTimeoutMs),
+		ClientRequestTimeout: ms(cfg.Tools.ClientRequestTimeoutMs), ShutdownTimeout: ms(cfg.Server.ShutdownTimeoutMs),
+	}
+	opts.Stateless = StatelessOptions{RequestStateTTL: ms(cfg.Stateless.RequestStateTTLMs), ListTTL: ms(cfg.Stateless.ListTTLMs),
+		ReadTTL: ms(cfg.Stateless.ReadTTLMs), CacheScope: cfg.Stateless.CacheScope}
+	opts.RedactKeys = cfg.Logging.RedactKeys
+	entries := cfg.Tools.Enabled
+	if len(entries) == 0 && cfg.Tools.Profile != "" && cfg.Tools.Profile != core.ToolProfileFull {
+		entries = []string{cfg.Tools.Profile}
+	}
+	if len(entries) > 0 {
+		set, err := ParseToolSet(entries)
+		if err != nil {
+			t.Fatalf("tools %v: %v", entries, err)
+		}
+		opts.Tools = set
+	}
+	return opts
+}
+
 func testConfig() core.Config {
 	cfg := core.DefaultConfig("test")
 	cfg.Logging.Level = "debug"
@@ -218,7 +253,7 @@ func testConfig() core.Config {
 func newTestServer(t *testing.T, cfg core.Config, opts Options, setup func(*Server)) (*Server, *syncBuffer) {
 	t.Helper()
 	logBuf := &syncBuffer{}
-	opts.Config = &cfg
+	opts = withConfig(t, opts, cfg)
 	if opts.Logger == nil {
 		opts.Logger = core.NewLogger(logBuf, core.LogOptions{Level: slog.LevelDebug})
 	}

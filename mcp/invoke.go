@@ -60,7 +60,7 @@ func (s *Server) InvokeTool(ctx context.Context, name string, args json.RawMessa
 	}
 	if !s.Admitted(&rt.def) {
 		return nil, core.NewError(core.CodeUnauthorized, fmt.Sprintf("tool %q is not admitted in mode %s, which admits %s",
-			name, s.cfg.Server.Mode, admits(s.cfg.Server.Mode)))
+			name, s.opts.Mode, admits(s.opts.Mode)))
 	}
 	if args == nil {
 		args = json.RawMessage(`{}`)
@@ -263,7 +263,7 @@ func (s *Server) invokeFull(rt *registeredTool, res CallToolResult) (json.RawMes
 
 // invokeSize bounds a result by tools.maxResultBytes.
 func (s *Server) invokeSize(js []byte) error {
-	if limit := s.cfg.Tools.MaxResultBytes; len(js) > limit {
+	if limit := s.opts.Limits.MaxResultBytes; len(js) > limit {
 		return resultTooLarge(limit, len(js))
 	}
 	return nil

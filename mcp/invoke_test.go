@@ -17,7 +17,7 @@ func invokeServer(t *testing.T) (*Server, *core.ManualClock) {
 	cfg := core.DefaultConfig("test")
 	cfg.Tools.MaxPayloadBytes = 1024
 	clock := core.NewManualClock(time.Unix(0, 0))
-	srv, err := NewServer(Options{Config: &cfg, Clock: clock})
+	srv, err := NewServer(withConfig(t, Options{Clock: clock}, cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

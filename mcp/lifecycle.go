@@ -33,10 +33,27 @@ const CodeNotInitialized int64 = -32002
 
 const maxCorrelationBytes = 128
 
-// Route is the lifecycle gate and method router: the one place that
+// dispatcher is a session as its connection's jsonrpc.Dispatcher: the
+// methods the engine calls stay off Session's exported API.
+type dispatcher Session
+
+// Route calls the session's route.
+func (d *dispatcher) Route(ctx context.Context, req *jsonrpc.Request) jsonrpc.Route {
+	return (*Session)(d).route(ctx, req)
+}
+
+// Notification calls the session's notification.
+func (d *dispatcher) Notification(ctx context.Context, n *jsonrpc.Notification) {
+	(*Session)(d).notification(ctx, n)
+}
+
+// Batch calls the session's batch.
+func (d *dispatcher) Batch() *jsonrpc.Error { return (*Session)(d).batch() }
+
+// route is the lifecycle gate and method router: the one place that
 // decides what a request means in the session's current state. It runs on
 // the reading goroutine, in arrival order.
-func (sess *Session) Route(_ context.Context, req *jsonrpc.Request) jsonrpc.Route {
+func (sess *Session) route(_ context.Context, req *jsonrpc.Request) jsonrpc.Route {
 	if sess.stateless || isStateless(req) {
 		return sess.routeStateless(req)
 	}
@@ -70,9 +87,9 @@ var noResponse = jsonrpc.HandlerFunc(func(context.Context, *jsonrpc.Request) (an
 	return nil, jsonrpc.ErrNoResponse
 })
 
-// Notification handles the client's notifications on the reading
+// notification handles the client's notifications on the reading
 // goroutine.
-func (sess *Session) Notification(_ context.Context, n *jsonrpc.Notification) {
+func (sess *Session) notification(_ context.Context, n *jsonrpc.Notification) {
 	switch n.Method {
 	case NotifyInitialized:
 		switch from, moved := sess.advance(evReady); {
@@ -93,8 +110,12 @@ func (sess *Session) Notification(_ context.Context, n *jsonrpc.Notification) {
 	}
 }
 
-// Batch admits JSON-RPC batches only under the revision that has them.
-func (sess *Session) Batch() *jsonrpc.Error {
+// BatchAllowed reports whether the session takes JSON-RPC batches now:
+// only under the revision that has them (2025-03-26), once initialized.
+func (sess *Session) BatchAllowed() bool { return sess.batch() == nil }
+
+// batch admits JSON-RPC batches only under the revision that has them.
+func (sess *Session) batch() *jsonrpc.Error {
 	if sess.State() != StateStarting && sess.ProtocolVersion() == Version20250326 {
 		return nil
 	}
@@ -194,12 +215,11 @@ func (sess *Session) initialize(_ context.Context, req *jsonrpc.Request) (any, e
 	sess.advance(evInitialized)
 	sess.log.Info("initialize", "requestedVersion", jsontext.Clip(*p.ProtocolVersion, 64), "protocolVersion", version,
 		"clientName", jsontext.Clip(ci.Name, jsontext.MaxEcho), "clientVersion", jsontext.Clip(ci.Version, 64))
-	cfg := sess.srv.cfg
 	return initializeResult{
 		ProtocolVersion: version,
 		Capabilities:    sess.srv.capabilities().forVersion(version),
-		ServerInfo:      Implementation{Name: cfg.Server.Name, Version: cfg.Server.Version},
-		Instructions:    cfg.Server.Instructions,
+		ServerInfo:      sess.srv.Info(),
+		Instructions:    sess.srv.opts.Instructions,
 	}, nil
 }
 

@@ -24,7 +24,7 @@ type discoverResult struct {
 func (sess *Session) discover(context.Context, *jsonrpc.Request) (any, error) {
 	s := sess.srv
 	return discoverResult{SupportedVersions: AllVersions(), Capabilities: s.capabilities().withExtensions(s),
-		Instructions: s.cfg.Server.Instructions}, nil
+		Instructions: s.opts.Instructions}, nil
 }
 
 // listenFilter is a SubscriptionFilter: the notifications a

@@ -131,7 +131,7 @@ func TestSessionRouteByState(t *testing.T) {
 			if spec.gate == gateStateless {
 				continue
 			}
-			r := sess.Route(context.Background(), &jsonrpc.Request{Method: name})
+			r := sess.route(context.Background(), &jsonrpc.Request{Method: name})
 			var want bool // routed to the method's handler
 			switch spec.gate {
 			case gateAlways:

@@ -34,9 +34,9 @@ func (s *Server) completeResult(method string) func(any) any {
 	list, cached := cacheable[method]
 	ttl := -1
 	if cached {
-		ttl = s.cfg.Stateless.ReadTTLMs
+		ttl = int(s.opts.Stateless.ReadTTL.Milliseconds())
 		if list {
-			ttl = s.cfg.Stateless.ListTTLMs
+			ttl = int(s.opts.Stateless.ListTTL.Milliseconds())
 		}
 	}
 	return func(result any) any {
@@ -109,7 +109,7 @@ func (s *Server) completeResultBytes(raw []byte, ttl int) json.RawMessage {
 			ttlMs = strconv.AppendInt(nil, int64(ttl), 10)
 		}
 		if scope == nil {
-			scope = []byte(jsontext.Quote(s.cfg.Stateless.CacheScope))
+			scope = []byte(jsontext.Quote(s.opts.Stateless.CacheScope))
 		}
 		member("ttlMs", ttlMs)
 		member("cacheScope", scope)
@@ -121,7 +121,7 @@ func (s *Server) completeResultBytes(raw []byte, ttl int) json.RawMessage {
 // resultMeta is a result's _meta with the server's name and version added
 // (a handler's own keys are kept).
 func (s *Server) resultMeta(meta []byte) []byte {
-	info, _ := json.Marshal(Implementation{Name: s.cfg.Server.Name, Version: s.cfg.Server.Version})
+	info, _ := json.Marshal(s.Info())
 	out := []byte(`{"` + MetaServerInfo + `":`)
 	out = append(out, info...)
 	jsontext.EachMember(meta, func(key, value []byte) bool {

@@ -20,7 +20,7 @@ import (
 // payloadError is the RESOURCE_EXHAUSTED of arguments of size bytes
 // (compact JSON) over tools.maxPayloadBytes, or nil.
 func (s *Server) payloadError(size int) *core.Error {
-	limit := s.cfg.Tools.MaxPayloadBytes
+	limit := s.opts.Limits.MaxPayloadBytes
 	if size <= limit {
 		return nil
 	}
@@ -66,7 +66,7 @@ func (s *Server) toolTimeout(rt *registeredTool) time.Duration {
 	if t := rt.def.Timeout; t > 0 {
 		return t
 	}
-	return time.Duration(s.cfg.Tools.DefaultTimeoutMs) * time.Millisecond
+	return s.opts.Limits.ToolTimeout
 }
 
 // timeoutError is the TIMEOUT of a call whose deadline passed.

@@ -85,29 +85,6 @@ func (t *ToolSet) String() string {
 	return t.label
 }
 
-// configToolSet is the ToolSet of the tools section: tools.enabled when
-// it is not empty, else tools.profile; nil for every tool.
-func configToolSet(cfg core.ToolsConfig) (*ToolSet, error) {
-	entries := cfg.Enabled
-	key := "tools.enabled"
-	if len(entries) == 0 {
-		if cfg.Profile == "" || cfg.Profile == core.ToolProfileFull {
-			return nil, nil
-		}
-		entries, key = []string{cfg.Profile}, "tools.profile"
-	}
-	t, err := ParseToolSet(entries)
-	if err != nil {
-		return nil, &core.ConfigError{Key: key, Env: core.EnvName(key), Value: strings.Join(entries, ","),
-			Allowed: "profile names (" + profileNames() + "), tool names, or name prefixes ending in *", Source: "file or env",
-			Reason: err.Error()}
-	}
-	if t.all {
-		return nil, nil
-	}
-	return t, nil
-}
-
 // SessionToolSet parses a session's own choice of tools, spec (entries
 // separated by commas, as a transport receives it in a query parameter or
 // header), for SessionOptions.Tools. Besides ParseToolSet's rules, an

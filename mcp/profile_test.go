@@ -2,13 +2,10 @@ package mcp
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/mcprt/mcprt/core"
 )
 
 func TestParseToolSet(t *testing.T) {
@@ -193,15 +190,5 @@ func TestSessionToolSetRefusesUnknownNames(t *testing.T) {
 		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
 			t.Errorf("SessionToolSet(%q) = %v, want %q", spec, err, want)
 		}
-	}
-}
-
-func TestConfigToolSetErrors(t *testing.T) {
-	cfg := testConfig()
-	cfg.Tools.Enabled = []string{"a b"}
-	_, err := NewServer(Options{Config: &cfg})
-	var ce *core.ConfigError
-	if !errors.As(err, &ce) || ce.Key != "tools.enabled" || ce.Env != "MCPRT_TOOLS_ENABLED" {
-		t.Fatalf("NewServer with a bad tools.enabled = %v, want a ConfigError of tools.enabled", err)
 	}
 }

@@ -206,7 +206,7 @@ func (sess *Session) listPrompts(ctx context.Context, req *jsonrpc.Request) (any
 	if err != nil {
 		return nil, err
 	}
-	page, next, err := sess.srv.prompts.reg.page(cursor, sess.srv.cfg.Tools.PageSize)
+	page, next, err := sess.srv.prompts.reg.page(cursor, sess.srv.opts.Limits.PageSize)
 	if err != nil {
 		return nil, err
 	}
@@ -281,7 +281,7 @@ func (sess *Session) getPrompt(ctx context.Context, req *jsonrpc.Request) (any, 
 		sess.log.Warn("prompts/get returned a bad result", "prompt", name, "error", err.Error())
 		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "Internal error: "+what+": "+err.Error())
 	}
-	if limit := sess.srv.cfg.Tools.MaxResultBytes; len(out) > limit {
+	if limit := sess.srv.opts.Limits.MaxResultBytes; len(out) > limit {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, fmt.Sprintf("Internal error: %s: the result is %d bytes, "+
 			"over the limit of %d (tools.maxResultBytes)", what, len(out), limit))
 	}

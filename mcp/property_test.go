@@ -173,7 +173,7 @@ func TestPropertyLifecycleGate(t *testing.T) {
 
 func testPropertyLifecycleGate(t *testing.T, tr transportKind) {
 	cfg := core.DefaultConfig("prop")
-	srv, err := NewServer(Options{Config: &cfg, IDs: &core.SequenceGenerator{}})
+	srv, err := NewServer(withConfig(t, Options{IDs: &core.SequenceGenerator{}}, cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

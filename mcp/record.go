@@ -134,7 +134,7 @@ func (c *toolCall) wrap(r handlerResult) (json.RawMessage, *core.Error) {
 	case CallToolResult:
 		return c.encodeFull(v, structured)
 	}
-	limit := c.sess.srv.cfg.Tools.MaxResultBytes
+	limit := c.sess.srv.opts.Limits.MaxResultBytes
 	if str, ok := r.value.(string); ok {
 		return c.wrapString(str, limit)
 	}
@@ -174,7 +174,7 @@ func (c *toolCall) wrap(r handlerResult) (json.RawMessage, *core.Error) {
 // each whole, so a result whose text, data and URIs alone pass the limit
 // is refused before any is encoded.
 func (c *toolCall) encodeFull(v CallToolResult, structured bool) (json.RawMessage, *core.Error) {
-	limit := c.sess.srv.cfg.Tools.MaxResultBytes
+	limit := c.sess.srv.opts.Limits.MaxResultBytes
 	if v.Content == nil {
 		v.Content = []Content{}
 	}

@@ -17,7 +17,7 @@ func (sess *Session) listResources(ctx context.Context, req *jsonrpc.Request) (a
 	if err != nil {
 		return nil, err
 	}
-	page, next, err := sess.srv.resources.static.page(cursor, sess.srv.cfg.Tools.PageSize)
+	page, next, err := sess.srv.resources.static.page(cursor, sess.srv.opts.Limits.PageSize)
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +36,7 @@ func (sess *Session) listResourceTemplates(ctx context.Context, req *jsonrpc.Req
 	if err != nil {
 		return nil, err
 	}
-	page, next, err := sess.srv.resources.templates.page(cursor, sess.srv.cfg.Tools.PageSize)
+	page, next, err := sess.srv.resources.templates.page(cursor, sess.srv.opts.Limits.PageSize)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func (sess *Session) readResource(ctx context.Context, req *jsonrpc.Request) (an
 		sess.log.Warn("resources/read returned a bad result", "uri", jsontext.Clip(uri, jsontext.MaxEcho), "error", err.Error())
 		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "Internal error: "+what+": "+err.Error())
 	}
-	if limit := sess.srv.cfg.Tools.MaxResultBytes; len(out) > limit {
+	if limit := sess.srv.opts.Limits.MaxResultBytes; len(out) > limit {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, fmt.Sprintf("Internal error: %s: the result is %d bytes, "+
 			"over the limit of %d (tools.maxResultBytes); the server's author should split the resource", what, len(out), limit))
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcprt/mcprt/jsonrpc"
 )
 
 // Server.Run: connect, serve, graceful shutdown.
@@ -115,4 +117,70 @@ func TestRunShutdownAbortsDeafHandler(t *testing.T) {
 			t.Fatalf("%d slots in use after the handler returned", n)
 		}
 	})
+}
+
+// TestShutdownStopsWaitingWhenItsContextEnds: Shutdown waits for a
+// running handler until its ctx is done, even when Limits.ShutdownTimeout
+// is far off, and says the handler did not return in time.
+func TestShutdownStopsWaitingWhenItsContextEnds(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		context func() (context.Context, context.CancelFunc)
+	}{
+		{"cancelled", func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			return ctx, cancel
+		}},
+		{"deadline", func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 20*time.Millisecond)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gate, started := make(chan struct{}), make(chan struct{})
+			srv, err := NewServer(Options{Limits: Limits{ShutdownTimeout: 10 * guard}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = srv.AddTool(Tool{Name: "deaf", Handler: func(context.Context, *CallToolRequest) (any, error) {
+				close(started)
+				<-gate // ignores its context
+				return "late", nil
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			serverEnd, clientEnd := jsonrpc.NewMemoryPair()
+			sess := srv.Connect(serverEnd, nil)
+			served := make(chan error, 1)
+			go func() { served <- sess.Serve(context.Background()) }()
+			go func() { // drain the answers
+				for {
+					if _, err := clientEnd.Read(); err != nil {
+						return
+					}
+				}
+			}()
+			for _, line := range []string{
+				`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+				`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+				`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"deaf"}}`,
+			} {
+				if err := clientEnd.Write(context.Background(), jsonrpc.Outgoing{Data: []byte(line + "\n")}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			recv(t, started, "the deaf handler to start")
+			ctx, cancel := tc.context()
+			defer cancel()
+			done := make(chan bool, 1)
+			go func() { done <- srv.Shutdown(ctx, sess) }()
+			if recv(t, done, "Shutdown to return once its context ended") {
+				t.Error("Shutdown reported every handler returned, but the deaf one still runs")
+			}
+			close(gate)
+			_ = clientEnd.Close()
+			recv(t, served, "Serve to return")
+		})
+	}
 }

@@ -66,9 +66,9 @@ func (s *Server) Connect(stream jsonrpc.Stream, opts *SessionOptions) *Session {
 	}
 	sess.log = s.log.With("connectionCorrelationId", sess.cid)
 	sess.routes = bindMethods(sess)
-	sess.conn = jsonrpc.NewConn(stream, sess, jsonrpc.Options{
-		MaxInFlight:           s.cfg.Transport.MaxInFlight,
-		MaxBatchResponseBytes: s.cfg.Transport.MaxBatchResponseBytes,
+	sess.conn = jsonrpc.NewConn(stream, (*dispatcher)(sess), jsonrpc.Options{
+		MaxInFlight:           s.opts.Limits.MaxInFlight,
+		MaxBatchResponseBytes: s.opts.Limits.MaxBatchResponseBytes,
 		Logger:                s.engineLog.With("connectionCorrelationId", sess.cid),
 		ErrorData:             sess.errorData,
 		CancelCall:            cancelNotification,

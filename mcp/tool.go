@@ -164,7 +164,7 @@ func (s *Server) AddTool(t Tool) error {
 		return core.Errorf(core.CodeInvalidArgument, "tool %q has no handler", t.Name)
 	}
 	if !s.Admitted(&t) {
-		return fmt.Errorf("tool %q: mode %s admits %s: %w", t.Name, s.cfg.Server.Mode, admits(s.cfg.Server.Mode), ErrNotAdmitted)
+		return fmt.Errorf("tool %q: mode %s admits %s: %w", t.Name, s.opts.Mode, admits(s.opts.Mode), ErrNotAdmitted)
 	}
 	rt := &registeredTool{def: t}
 	in := t.InputSchema
@@ -224,7 +224,7 @@ func (s *Server) tool(name string) *registeredTool {
 // TEST admit every tool, READONLY only tools whose readOnlyHint is true,
 // MINIMAL only tools marked Essential.
 func (s *Server) Admitted(t *Tool) bool {
-	switch s.cfg.Server.Mode {
+	switch s.opts.Mode {
 	case core.ModeReadOnly:
 		return t.ReadOnly()
 	case core.ModeMinimal:

@@ -21,7 +21,7 @@ func (sess *Session) listTools(ctx context.Context, req *jsonrpc.Request) (any, 
 	if sess.tools != nil {
 		keep = func(rt *registeredTool) bool { return sess.tools.Allows(rt.def.Name) }
 	}
-	tools, next, err := sess.srv.tools.pageOf(p.Cursor, sess.srv.cfg.Tools.PageSize, keep)
+	tools, next, err := sess.srv.tools.pageOf(p.Cursor, sess.srv.opts.Limits.PageSize, keep)
 	if err != nil {
 		return nil, err
 	}

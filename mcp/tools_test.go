@@ -156,7 +156,7 @@ func TestModesAdmission(t *testing.T) {
 	} {
 		cfg := testConfig()
 		cfg.Server.Mode = tc.mode
-		srv, err := NewServer(Options{Config: &cfg})
+		srv, err := NewServer(withConfig(t, Options{}, cfg))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -32,6 +32,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -194,7 +195,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 		return exitConfig
 	}
 	level, err := core.ParseLevel(cfg.Logging.Level)
-	if err != nil { // LoadConfig validated it; keep the check honest
+	if err != nil { // config.Load validated it; keep the check honest
 		bootLog.Error("invalid configuration: logging.level", "error", err.Error())
 		return exitConfig
 	}
@@ -246,8 +247,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	if cfg.Server.Instructions == "" { // who the model is, when to check its inbox, how to answer
 		cfg.Server.Instructions = domain.DefaultInstructions(cfg.AACP.AgentID)
 	}
-	srv, err := mcp.NewServer(mcp.Options{Config: &cfg, Logger: logger, Transport: mcp.TransportStdio, Audit: msgs.AuditSink(dom.AuditSink()),
-		Telemetry: telemetry, DroppedLogs: logOut.Dropped})
+	// The one place the configuration becomes the server's options.
+	srvOpts, err := config.ServerOptions(cfg, mcp.Options{Logger: logger, Transport: mcp.TransportStdio,
+		Audit: msgs.AuditSink(dom.AuditSink()), Telemetry: telemetry, DroppedLogs: logOut.Dropped})
+	var srv *mcp.Server
+	if err == nil {
+		srv, err = mcp.NewServer(srvOpts)
+	}
 	if err != nil {
 		logger.Error("cannot build the server", "error", err.Error())
 		return exitFatal
@@ -257,7 +263,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	var web *streamable.Handler
 	adminAuthorized := func(*mcp.Session) bool { return false }
 	if *httpMode {
-		if web, err = streamable.NewHandler(srv, httpCfg, streamable.Options{Logger: logger}); err != nil {
+		webOpts := streamable.Options{Logger: logger}
+		if cfg.Tools.AdminPolicy.Mode == core.AdminPolicyToken {
+			webOpts.AdminTokenEnvVar = cfg.Tools.AdminPolicy.TokenEnvVar
+		}
+		if web, err = streamable.NewHandler(srv, httpCfg, webOpts); err != nil {
 			logConfigError(bootLog, err)
 			return exitConfig
 		}
@@ -265,12 +275,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	}
 	// agent_list is the domain's: it also lists profiles and messaging agents.
 	if err := builtin.Register(srv, builtin.Options{Agents: agents, Version: cfg.Server.Version,
-		AdminAuthorized: adminAuthorized, OmitAgentList: true, MessagingHealth: messagingHealth(natsBack, cfg.AACP.DataDir)}); err != nil {
+		Admin:       cfg.Tools.AdminRegistrationEnabled && cfg.Security.DynamicRegistrationEnabled,
+		AdminPolicy: cfg.Tools.AdminPolicy.Mode, MaxStateBytes: cfg.Tools.MaxStateBytes, RedactKeys: cfg.Logging.RedactKeys,
+		AdminAuthorized: adminAuthorized, MessagingHealth: messagingHealth(natsBack, cfg.AACP.DataDir)}); err != nil {
 		logger.Error("cannot register the built-in tools", "error", err.Error())
 		return exitFatal
 	}
 	if cfg.Server.Mode == core.ModeTest { // the fixtures of black-box tests and conformance suites
-		if err := fixtures.Register(srv, fixtures.Options{Agents: agents, Clock: testClock}); err != nil {
+		if err := fixtures.Register(srv, fixtures.Options{Agents: agents, Clock: testClock,
+			Conformance: slices.Contains(cfg.Server.Fixtures, core.FixtureConformance)}); err != nil {
 			logger.Error("cannot register the TEST fixtures", "error", err.Error())
 			return exitFatal
 		}

@@ -93,7 +93,7 @@ func startNATS(ctx context.Context, cfg core.Config, ns natsSettings, logger *sl
 	return b, 0, nil
 }
 
-// opener returns the aacptools Open function: nil (a file journal) unless
+// opener returns the messaging service's Open function: nil (a file journal) unless
 // the journal is on NATS.
 func (b *natsBackend) opener() func(broker.Options) (*broker.Broker, error) {
 	if b == nil || b.store == nil {

@@ -59,8 +59,9 @@ func echoTool(_ context.Context, _ *mcp.CallToolRequest, in echoMessage) (echoMe
 // its own. mu also serialises registrations and removals, so that the
 // record and the server's registry change together.
 type dynamicTools struct {
-	mu    sync.Mutex
-	tools map[string]dynamicTool // by name; guarded by mu
+	maxState int // Options.MaxStateBytes, for dynamic health tools
+	mu       sync.Mutex
+	tools    map[string]dynamicTool // by name; guarded by mu
 }
 
 // dynamicTool is the record of one dynamically registered tool.
@@ -80,12 +81,13 @@ func newDynamicTools() *dynamicTools {
 // adminTools returns admin_register_tool and admin_unregister_tool, which
 // record what they register in dyn. Dynamic agentProxy tools route to
 // agents, which may be nil.
-func adminTools(srv *mcp.Server, agents *aacp.Coordinator, dyn *dynamicTools, adminAuthorized func(*mcp.Session) bool) []tool {
+func adminTools(srv *mcp.Server, opts Options, dyn *dynamicTools) []tool {
 	destructive := func(title string, idempotent bool) *mcp.ToolAnnotations {
 		return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: mcp.Bool(false), DestructiveHint: mcp.Bool(true),
 			IdempotentHint: mcp.Bool(idempotent), OpenWorldHint: mcp.Bool(false)}
 	}
-	policy := srv.Config().Tools.AdminPolicy.Mode
+	policy, adminAuthorized, agents := opts.AdminPolicy, opts.AdminAuthorized, opts.Agents
+	dyn.maxState = opts.MaxStateBytes
 	authorize := func(_ context.Context, req *mcp.CallToolRequest) error {
 		tokenOK := adminAuthorized != nil && req.Session != nil && adminAuthorized(req.Session)
 		return enforcePolicy(policy, transportOf(req), tokenOK)
@@ -189,7 +191,7 @@ func (d *dynamicTools) register(ctx context.Context, srv *mcp.Server, agents *aa
 	case toolTypeHealth:
 		t.OutputSchema = healthOutput
 		t.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: mcp.Bool(true), OpenWorldHint: mcp.Bool(false)}
-		dynamic = typed(t, healthTool(srv))
+		dynamic = typed(t, healthTool(srv, d.maxState))
 	case toolTypeAgentProxy:
 		if agents == nil {
 			return registerResult{}, core.NewError(core.CodeNotImplemented, "toolType agentProxy needs an agent coordinator, "+
@@ -207,7 +209,7 @@ func (d *dynamicTools) register(ctx context.Context, srv *mcp.Server, agents *aa
 	d.mu.Unlock()
 	if errors.Is(err, mcp.ErrNotAdmitted) {
 		return registerResult{}, core.Errorf(core.CodeInvalidArgument, "the server's mode %s does not admit tool %q of toolType %q",
-			srv.Config().Server.Mode, in.Name, in.ToolType)
+			srv.Mode(), in.Name, in.ToolType)
 	}
 	if err != nil {
 		return registerResult{}, err

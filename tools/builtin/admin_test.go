@@ -199,7 +199,7 @@ func TestAdminUnregister(t *testing.T) {
 
 	c.fails("admin_unregister_tool", `{"name":"dyn"}`, core.CodeNotFound)
 	c.fails("admin_unregister_tool", `{"name":"never_there"}`, core.CodeNotFound)
-	for _, builtin := range []string{"health", "server_ping", "agent_list", "admin_unregister_tool"} {
+	for _, builtin := range []string{"health", "server_ping", "agent_get_state", "admin_unregister_tool"} {
 		e := c.fails("admin_unregister_tool", `{"name":"`+builtin+`"}`, core.CodeInvalidArgument)
 		if !strings.Contains(e["message"].(string), "built in") {
 			t.Errorf("message %q should say the tool is built in", e["message"])
@@ -281,7 +281,7 @@ func TestAdminPolicyUsesTheSessionTransport(t *testing.T) {
 func TestDynamicToolNotAdmitted(t *testing.T) {
 	cfg := core.DefaultConfig("1")
 	cfg.Server.Mode = core.ModeReadOnly
-	srv, err := mcp.NewServer(mcp.Options{Config: &cfg})
+	srv, err := mcp.NewServer(serverOptions(cfg, mcp.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}

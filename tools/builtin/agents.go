@@ -15,16 +15,6 @@ import (
 	"github.com/mcprt/mcprt/mcp"
 )
 
-// MaxListedAgents bounds the ids agent_list returns; with more agents it
-// returns the first MaxListedAgents in sorted order and truncated true.
-const MaxListedAgents = 1000
-
-// agentListResult is agent_list's result.
-type agentListResult struct {
-	AgentIDs  []string `json:"agentIds"`
-	Truncated bool     `json:"truncated"`
-}
-
 // agentStateResult is agent_get_state's result.
 type agentStateResult struct {
 	AgentID   string         `json:"agentId"`
@@ -37,13 +27,13 @@ type agentStateArgs struct {
 	AgentID string `json:"agentId"`
 }
 
-// agentTools returns agent_send_message, agent_list and agent_get_state,
+// agentTools returns agent_send_message and agent_get_state,
 // all talking to agents. Their schemas are written by hand where they say
 // more than the Go types: non-empty agent ids, the bound on agentIds, and
 // a state that is any object.
-func agentTools(cfg core.Config, agents *aacp.Coordinator) []tool {
-	redactor := core.NewRedactor(cfg.Logging.RedactKeys)
-	maxState := cfg.Tools.MaxStateBytes
+func agentTools(opts Options, agents *aacp.Coordinator) []tool {
+	redactor := core.NewRedactor(opts.RedactKeys)
+	maxState := opts.MaxStateBytes
 	return []tool{
 		// Out is any: the agent's response is passed on as it is, and no
 		// output schema is listed.
@@ -55,25 +45,6 @@ func agentTools(cfg core.Config, agents *aacp.Coordinator) []tool {
 			InputSchema: agentSendMessageInput,
 			Annotations: &mcp.ToolAnnotations{DestructiveHint: mcp.Bool(false), OpenWorldHint: mcp.Bool(false)},
 		}, proxyTool(agents)),
-		typed(mcp.Tool{
-			Name:  "agent_list",
-			Title: "List agents",
-			Description: fmt.Sprintf("Lists the ids of the registered in-process agents: {agentIds, truncated}, "+
-				"agentIds sorted by byte order. At most %d ids are returned; truncated is true when there are more.",
-				MaxListedAgents),
-			OutputSchema: agentListOutput,
-			Annotations:  readOnly("List agents"),
-		}, func(context.Context, *mcp.CallToolRequest, struct{}) (agentListResult, error) {
-			ids := agents.AgentIDs()
-			if ids == nil {
-				ids = []string{}
-			}
-			res := agentListResult{AgentIDs: ids}
-			if len(ids) > MaxListedAgents {
-				res.AgentIDs, res.Truncated = ids[:MaxListedAgents], true
-			}
-			return res, nil
-		}),
 		typed(mcp.Tool{
 			Name:  "agent_get_state",
 			Title: "Read an agent's state",

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 
@@ -102,42 +101,6 @@ func TestAgentSendMessageQueueFull(t *testing.T) {
 		if res := c.wait(ch)["result"].(map[string]any); res["isError"] != false {
 			t.Errorf("result = %v, want success", res)
 		}
-	}
-}
-
-func TestAgentList(t *testing.T) {
-	c := newClient(t, setup{mode: core.ModeTest})
-	for _, id := range []string{"zeta", "alpha", "Beta"} {
-		mustRegister(t, c, id, nil)
-	}
-	res := c.ok("agent_list", `{}`)
-	sameKeys(t, "agent_list", res, "agentIds", "truncated")
-	if got := fmt.Sprint(res["agentIds"]); got != "[Beta alpha counter echo zeta]" || res["truncated"] != false {
-		t.Errorf("agent_list = %v, want sorted ids and truncated false", res)
-	}
-
-	empty := newClient(t, setup{})
-	if res := empty.ok("agent_list", `{}`); fmt.Sprint(res["agentIds"]) != "[]" || res["truncated"] != false {
-		t.Errorf("agent_list with no agents = %v", res)
-	}
-}
-
-func TestAgentListTruncated(t *testing.T) {
-	c := newClient(t, setup{})
-	var ids []string
-	for i := range MaxListedAgents + 5 {
-		id := fmt.Sprintf("agent-%04d", i)
-		ids = append(ids, id)
-		mustRegister(t, c, id, nil)
-	}
-	slices.Sort(ids)
-	res := c.ok("agent_list", `{}`)
-	got := res["agentIds"].([]any)
-	if len(got) != MaxListedAgents || res["truncated"] != true {
-		t.Fatalf("agent_list gave %d ids, truncated %v; want %d and true", len(got), res["truncated"], MaxListedAgents)
-	}
-	if got[0] != ids[0] || got[MaxListedAgents-1] != ids[MaxListedAgents-1] {
-		t.Errorf("agent_list is not the first %d sorted ids", MaxListedAgents)
 	}
 }
 

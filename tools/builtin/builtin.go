@@ -13,18 +13,28 @@ import (
 // Options configures Register.
 type Options struct {
 	// Agents is the agent coordinator the agent tools (agent_send_message,
-	// agent_list, agent_get_state) and dynamic agentProxy tools talk to.
+	// agent_get_state) and dynamic agentProxy tools talk to.
 	// Nil means no agent tools are registered, and admin_register_tool
 	// refuses toolType agentProxy with NOT_IMPLEMENTED.
 	Agents *aacp.Coordinator
-	// OmitAgentList leaves agent_list to another package: mcprt's binary
-	// lets package domaintools register it, with agent profiles and the
-	// agents registered for messaging. Its result keeps agentIds and
-	// truncated.
-	OmitAgentList bool
 	// Version is the build version that server_ping reports. Empty means
-	// the configured server.version.
+	// the server's (mcp.Server.Info).
 	Version string
+	// Admin registers admin_register_tool and admin_unregister_tool
+	// (mcprt turns it on when tools.adminRegistrationEnabled and
+	// security.dynamicRegistrationEnabled are both true).
+	Admin bool
+	// AdminPolicy is who may call the admin tools: core.AdminPolicyDenyAll
+	// (the default when empty), AdminPolicyLocalStdioOnly or
+	// AdminPolicyToken (tools.adminPolicy.mode).
+	AdminPolicy string
+	// MaxStateBytes bounds agent_get_state's state, in bytes of JSON
+	// (tools.maxStateBytes; 256 KiB when 0).
+	MaxStateBytes int
+	// RedactKeys are the keys whose values agent_get_state replaces with
+	// "[REDACTED]" (logging.redactKeys); nil means
+	// core.DefaultRedactKeys().
+	RedactKeys []string
 	// AdminAuthorized reports whether a session was opened with the admin
 	// token (the Streamable HTTP transport knows); under
 	// tools.adminPolicy.mode=token the admin tools run only for such
@@ -35,20 +45,19 @@ type Options struct {
 	MessagingHealth func() any
 }
 
-// Register registers the built-in tools on srv. The server's
-// configuration decides which are offered:
+// Register registers the built-in tools on srv. opts decides which are
+// offered:
 //
 //   - server_ping and health, always;
-//   - agent_send_message, agent_list and agent_get_state, when
-//     opts.Agents is not nil (agent_list unless opts.OmitAgentList);
+//   - agent_send_message and agent_get_state, when opts.Agents is not
+//     nil (agent_list, which lists them, is package tools/domain's);
 //   - admin_register_tool and admin_unregister_tool, only when
-//     tools.adminRegistrationEnabled and security.dynamicRegistrationEnabled
-//     are both true.
+//     opts.Admin is set.
 //
 // The fixtures of mode TEST are package fixtures' (fixtures.Register).
 //
 // The server's mode then admits what each tool declares it is: READONLY
-// keeps the read-only ones (server_ping, health, agent_list,
+// keeps the read-only ones (server_ping, health,
 // agent_get_state), MINIMAL the essential ones (server_ping, health).
 // Register skips a tool the mode does not admit (mcp.ErrNotAdmitted).
 //
@@ -60,17 +69,21 @@ func Register(srv *mcp.Server, opts Options) error {
 	if srv == nil {
 		return core.NewError(core.CodeInvalidArgument, "builtin.Register: the server is nil; pass the *mcp.Server to register the built-in tools on")
 	}
-	cfg := srv.Config()
+	if opts.MaxStateBytes == 0 {
+		opts.MaxStateBytes = DefaultMaxStateBytes
+	}
+	if opts.RedactKeys == nil {
+		opts.RedactKeys = core.DefaultRedactKeys()
+	}
+	if opts.AdminPolicy == "" {
+		opts.AdminPolicy = core.AdminPolicyDenyAll
+	}
 	tools := observerTools(srv, opts)
 	if opts.Agents != nil {
-		for _, t := range agentTools(cfg, opts.Agents) {
-			if t.name != "agent_list" || !opts.OmitAgentList {
-				tools = append(tools, t)
-			}
-		}
+		tools = append(tools, agentTools(opts, opts.Agents)...)
 	}
-	if adminEnabled(cfg) {
-		tools = append(tools, adminTools(srv, opts.Agents, newDynamicTools(), opts.AdminAuthorized)...)
+	if opts.Admin {
+		tools = append(tools, adminTools(srv, opts, newDynamicTools())...)
 	}
 	for _, t := range tools {
 		err := t.add(srv)
@@ -100,11 +113,8 @@ func typed[In, Out any](t mcp.Tool, h func(context.Context, *mcp.CallToolRequest
 	return tool{name: t.Name, add: func(srv *mcp.Server) error { return mcp.AddTypedTool(srv, t, h) }}
 }
 
-// adminEnabled reports whether the admin tools exist: both switches must be
-// on.
-func adminEnabled(cfg core.Config) bool {
-	return cfg.Tools.AdminRegistrationEnabled && cfg.Security.DynamicRegistrationEnabled
-}
+// DefaultMaxStateBytes is Options.MaxStateBytes' default: 256 KiB.
+const DefaultMaxStateBytes = 256 << 10
 
 // readOnly returns annotations for a tool that changes nothing.
 func readOnly(title string) *mcp.ToolAnnotations {

@@ -14,7 +14,7 @@ import (
 
 var (
 	observers   = []string{"health", "server_ping"}
-	agentNames  = []string{"agent_get_state", "agent_list", "agent_send_message"}
+	agentNames  = []string{"agent_get_state", "agent_send_message"}
 	adminNames  = []string{"admin_register_tool", "admin_unregister_tool"}
 	fixtureList = []string{"big_result", "demo_elicit", "demo_log", "demo_progress", "demo_roots", "demo_sample", "demo_touch",
 		"echo", "fail", "lookup20", "noop", "panic", "sleep", "unserializable"}
@@ -36,8 +36,8 @@ func TestModeToolLists(t *testing.T) {
 		{"FULL admin", setup{mode: core.ModeFull, admin: true}, sorted(observers, agentNames, adminNames)},
 		{"FULL no agents", setup{mode: core.ModeFull, noAgents: true}, sorted(observers)},
 		{"FULL admin no agents", setup{mode: core.ModeFull, admin: true, noAgents: true}, sorted(observers, adminNames)},
-		{"READONLY", setup{mode: core.ModeReadOnly}, sorted(observers, []string{"agent_get_state", "agent_list"})},
-		{"READONLY admin", setup{mode: core.ModeReadOnly, admin: true}, sorted(observers, []string{"agent_get_state", "agent_list"})},
+		{"READONLY", setup{mode: core.ModeReadOnly}, sorted(observers, []string{"agent_get_state"})},
+		{"READONLY admin", setup{mode: core.ModeReadOnly, admin: true}, sorted(observers, []string{"agent_get_state"})},
 		{"READONLY no agents", setup{mode: core.ModeReadOnly, admin: true, noAgents: true}, sorted(observers)},
 		{"MINIMAL", setup{mode: core.ModeMinimal}, sorted(observers)},
 		{"MINIMAL admin", setup{mode: core.ModeMinimal, admin: true}, sorted(observers)},
@@ -67,7 +67,7 @@ func TestRegisterSkipsOnlyWhatTheModeRefuses(t *testing.T) {
 				cfg := core.DefaultConfig("1")
 				cfg.Server.Mode = mode
 				cfg.Tools.AdminRegistrationEnabled, cfg.Security.DynamicRegistrationEnabled = true, true
-				srv, err := mcp.NewServer(mcp.Options{Config: &cfg})
+				srv, err := mcp.NewServer(serverOptions(cfg, mcp.Options{}))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -90,7 +90,7 @@ func TestRegisterSkipsOnlyWhatTheModeRefuses(t *testing.T) {
 			}
 			agents := aacp.NewCoordinator(aacp.Options{MaxPayloadBytes: 1 << 20})
 			defer agents.Close(context.Background())
-			err = Register(srv, Options{Agents: agents})
+			err = Register(srv, Options{Agents: agents, Admin: true})
 			admitsAdmin := mode == core.ModeFull || mode == core.ModeTest
 			if admitsAdmin != (err != nil) {
 				t.Errorf("Register over an existing admin_register_tool = %v; the mode admits the admin tools: %v", err, admitsAdmin)
@@ -120,10 +120,10 @@ func TestAdminNeedsBothSwitches(t *testing.T) {
 // output schema exactly where one is promised.
 func TestListingMetadata(t *testing.T) {
 	c := newClient(t, setup{mode: core.ModeTest, admin: true})
-	readOnly := map[string]bool{"server_ping": true, "health": true, "agent_list": true, "agent_get_state": true}
+	readOnly := map[string]bool{"server_ping": true, "health": true, "agent_get_state": true}
 	// health and agent_get_state check their results against a schema they
 	// do not list (it costs a model's context and does not help it call).
-	withOutput := map[string]bool{"server_ping": true, "agent_list": true,
+	withOutput := map[string]bool{"server_ping": true,
 		"admin_register_tool": true, "admin_unregister_tool": true, "echo": true, "lookup20": true,
 		"demo_elicit": true, "demo_progress": true, "demo_roots": true, "demo_sample": true, "demo_touch": true}
 	for _, tool := range c.tools() {

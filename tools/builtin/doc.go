@@ -1,14 +1,14 @@
 // Package builtin holds the tools that ship with mcprt: the observers
 // server_ping and health, the agent tools, and the admin tools of dynamic
-// registration. Register puts them on an mcp.Server; the server's
-// configuration says which are offered, and its mode admits each by what
-// the tool declares (read-only, essential).
+// registration. Register puts them on an mcp.Server; its Options say
+// which are offered, and the server's mode admits each by what the tool
+// declares (read-only, essential).
 //
-//	srv, err := mcp.NewServer(mcp.Options{Config: &cfg, Logger: logger})
+//	srv, err := mcp.NewServer(mcp.Options{Logger: logger})
 //	if err != nil {
 //		return err
 //	}
-//	agents := aacp.NewCoordinator(aacp.Options{MaxPayloadBytes: cfg.Tools.MaxPayloadBytes})
+//	agents := aacp.NewCoordinator(aacp.Options{MaxPayloadBytes: srv.Limits().MaxPayloadBytes})
 //	defer agents.Close(context.Background())
 //	if err := builtin.Register(srv, builtin.Options{Agents: agents, Version: version}); err != nil {
 //		return err
@@ -43,8 +43,6 @@
 //     other keys. Unknown agent → NOT_FOUND; full queue or oversized
 //     message → RESOURCE_EXHAUSTED; the agent's own errors keep their code
 //     (a plain error becomes INTERNAL).
-//   - agent_list {} → {agentIds, truncated}: sorted, at most
-//     MaxListedAgents ids.
 //   - agent_get_state {agentId} → {agentId, state, truncated}: the state
 //     with logging.redactKeys values replaced by "[REDACTED]" (and string
 //     control characters escaped, as in logs). When its JSON is over
@@ -57,17 +55,17 @@
 //
 // server_ping and health are observers (mcp.Tool.Observer): they take no
 // concurrency slot, so they answer while every slot is busy. server_ping,
-// health, agent_list and agent_get_state are read-only, so mode READONLY
-// keeps them; server_ping and health are essential, so MINIMAL keeps them
+// health and agent_get_state are read-only, so mode READONLY keeps them; server_ping and health are essential, so MINIMAL keeps them
 // and nothing else. Register skips the tools the mode does not admit
 // (mcp.ErrNotAdmitted) and fails on any other registration error. The
 // agent tools exist only when Options.Agents is set.
 //
 // # Dynamic registration
 //
-// The admin tools exist only when tools.adminRegistrationEnabled and
-// security.dynamicRegistrationEnabled are both true. Every call first
-// applies tools.adminPolicy.mode to the transport of the call's session
+// The admin tools exist only with Options.Admin (mcprt sets it when
+// tools.adminRegistrationEnabled and security.dynamicRegistrationEnabled
+// are both true). Every call first applies Options.AdminPolicy
+// (tools.adminPolicy.mode) to the transport of the call's session
 // (mcp.Session.Transport): deny_all refuses; local_stdio_only allows
 // "stdio" only; token refuses over stdio, being reserved for HTTP where an
 // admin token will be checked (until then it refuses there too). A refusal

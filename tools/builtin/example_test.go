@@ -17,7 +17,7 @@ import (
 // through agent_send_message.
 func ExampleRegister_agent() {
 	cfg := core.DefaultConfig("1.0.0")
-	srv, err := mcp.NewServer(mcp.Options{Config: &cfg})
+	srv, err := mcp.NewServer(mcp.Options{Version: "1.0.0"})
 	if err != nil {
 		panic(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/aacp"
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/fixtures"
 	"github.com/mcprt/mcprt/jsonrpc"
@@ -111,8 +113,8 @@ func newClient(t *testing.T, s setup) *client {
 		s.tweak(&cfg)
 	}
 	logs := &syncBuffer{}
-	srv, err := mcp.NewServer(mcp.Options{Config: &cfg, Transport: s.network,
-		Logger: core.NewLogger(logs, core.LogOptions{Level: slog.LevelDebug, RedactKeys: cfg.Logging.RedactKeys})})
+	srv, err := mcp.NewServer(serverOptions(cfg, mcp.Options{Transport: s.network,
+		Logger: core.NewLogger(logs, core.LogOptions{Level: slog.LevelDebug, RedactKeys: cfg.Logging.RedactKeys})}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +124,9 @@ func newClient(t *testing.T, s setup) *client {
 		c.agents = aacp.NewCoordinator(aacp.Options{MaxPayloadBytes: cfg.Tools.MaxPayloadBytes, QueueSize: s.queue})
 		t.Cleanup(func() { _ = c.agents.Close(context.Background()) })
 	}
-	if err := Register(srv, Options{Agents: c.agents, Version: s.version}); err != nil {
+	if err := Register(srv, Options{Agents: c.agents, Version: s.version,
+		Admin:       cfg.Tools.AdminRegistrationEnabled && cfg.Security.DynamicRegistrationEnabled,
+		AdminPolicy: cfg.Tools.AdminPolicy.Mode, MaxStateBytes: cfg.Tools.MaxStateBytes, RedactKeys: cfg.Logging.RedactKeys}); err != nil {
 		t.Fatalf("Register: %v", err)
 	}
 	// As the binary does: the fixtures of mode TEST (nothing in other modes).
@@ -262,4 +266,14 @@ func (c *client) call(name, args string) map[string]any {
 		c.t.Fatalf("tools/call %s: no result: %v", name, m)
 	}
 	return res
+}
+
+// serverOptions is opts with the settings of cfg, mapped as the binary maps
+// them (config.ServerOptions); a mapping error panics, failing the test.
+func serverOptions(cfg core.Config, opts mcp.Options) mcp.Options {
+	o, err := config.ServerOptions(cfg, opts)
+	if err != nil {
+		panic(fmt.Sprintf("config.ServerOptions: %v", err))
+	}
+	return o
 }

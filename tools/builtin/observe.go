@@ -87,12 +87,11 @@ func observerTools(srv *mcp.Server, opts Options) []tool {
 			Observer:     true,
 			Essential:    true,
 		}, func(context.Context, *mcp.CallToolRequest, struct{}) (pingResult, error) {
-			cfg := srv.Config()
 			v := version
 			if v == "" {
-				v = cfg.Server.Version
+				v = srv.Info().Version
 			}
-			return pingResult{Version: v, Mode: cfg.Server.Mode, UptimeMs: srv.Stats().Uptime.Milliseconds()}, nil
+			return pingResult{Version: v, Mode: srv.Mode(), UptimeMs: srv.Stats().Uptime.Milliseconds()}, nil
 		}),
 		health(srv, mcp.Tool{
 			Name:  "health",
@@ -105,7 +104,7 @@ func observerTools(srv *mcp.Server, opts Options) []tool {
 			Annotations:      readOnly("Server health"),
 			Observer:         true,
 			Essential:        true,
-		}, opts.MessagingHealth),
+		}, opts.MessagingHealth, opts.MaxStateBytes),
 	}
 }
 
@@ -121,11 +120,11 @@ func healthSchema(messaging bool) json.RawMessage {
 
 // health is the health tool: with f, its result carries f's report as
 // messaging (and its schema says so).
-func health(srv *mcp.Server, t mcp.Tool, f func() any) tool {
+func health(srv *mcp.Server, t mcp.Tool, f func() any, maxState int) tool {
 	if f == nil {
-		return typed(t, healthTool(srv))
+		return typed(t, healthTool(srv, maxState))
 	}
-	h := healthTool(srv)
+	h := healthTool(srv, maxState)
 	return typed(t, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (messagingHealthReport, error) {
 		r, err := h(ctx, req, in)
 		return messagingHealthReport{healthReport: r, Messaging: f()}, err
@@ -134,24 +133,23 @@ func health(srv *mcp.Server, t mcp.Tool, f func() any) tool {
 
 // healthTool returns the handler of the health tool and of dynamic tools
 // of toolType health.
-func healthTool(srv *mcp.Server) func(context.Context, *mcp.CallToolRequest, struct{}) (healthReport, error) {
+func healthTool(srv *mcp.Server, maxState int) func(context.Context, *mcp.CallToolRequest, struct{}) (healthReport, error) {
 	return func(context.Context, *mcp.CallToolRequest, struct{}) (healthReport, error) {
-		return healthOf(srv), nil
+		return healthOf(srv, maxState), nil
 	}
 }
 
 // healthOf returns srv's health report, as the health tool answers it.
-func healthOf(srv *mcp.Server) healthReport {
-	cfg := srv.Config()
-	st := srv.Stats()
+func healthOf(srv *mcp.Server, maxStateBytes int) healthReport {
+	st, limits, info := srv.Stats(), srv.Limits(), srv.Info()
 	rt := srv.Telemetry().Snapshot()
 	return healthReport{
-		Server: healthServer{Name: cfg.Server.Name, Version: cfg.Server.Version},
+		Server: healthServer{Name: info.Name, Version: info.Version},
 		Config: healthConfig{
-			ToolTimeoutMs:           cfg.Tools.DefaultTimeoutMs,
-			MaxConcurrentExecutions: cfg.Resources.MaxConcurrentExecutions,
-			MaxPayloadBytes:         cfg.Tools.MaxPayloadBytes,
-			MaxStateBytes:           cfg.Tools.MaxStateBytes,
+			ToolTimeoutMs:           int(limits.ToolTimeout.Milliseconds()),
+			MaxConcurrentExecutions: limits.MaxConcurrentExecutions,
+			MaxPayloadBytes:         limits.MaxPayloadBytes,
+			MaxStateBytes:           maxStateBytes,
 		},
 		Resources: healthResources{
 			MemoryUsageBytes:        rt.HeapLiveBytes,

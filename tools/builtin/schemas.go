@@ -78,16 +78,6 @@ var (
 		"additionalProperties": false
 	}`)
 
-	agentListOutput = json.RawMessage(`{
-		"type": "object",
-		"properties": {
-			"agentIds": {"type": "array", "items": {"type": "string"}, "maxItems": 1000},
-			"truncated": {"type": "boolean"}
-		},
-		"required": ["agentIds", "truncated"],
-		"additionalProperties": false
-	}`)
-
 	agentGetStateInput = json.RawMessage(`{
 		"type": "object",
 		"properties": {

@@ -22,7 +22,6 @@ func TestHandWrittenSchemasMatchTheirTypes(t *testing.T) {
 		{"admin_register_tool input", adminRegisterInput, reflect.TypeFor[registerArgs]()},
 		{"server_ping output", serverPingOutput, reflect.TypeFor[pingResult]()},
 		{"health output", healthOutput, reflect.TypeFor[healthReport]()},
-		{"agent_list output", agentListOutput, reflect.TypeFor[agentListResult]()},
 		{"agent_get_state output", agentGetStateOutput, reflect.TypeFor[agentStateResult]()},
 		{"admin_register_tool output", adminRegisterOutput, reflect.TypeFor[registerResult]()},
 		{"admin_unregister_tool output", adminUnregisterOutput, reflect.TypeFor[unregisterResult]()},

@@ -1,4 +1,4 @@
-// Package domaintools puts the domain services on an mcp.Server: the
+// Package domain puts the domain services on an mcp.Server: the
 // memory_*, session_*, guard_* and trace_* tools over one SQLite store,
 // the coordination tools (file reservations, the task_* work queue,
 // coord_start and coord_finish; coordination.go, coordmacros.go), which

@@ -28,7 +28,7 @@ func ExampleDomain_Register() {
 	base.AACP.DataDir = dir // the store, policies and messages live here
 	base.AACP.AgentID = "my-agent"
 
-	srv, err := mcp.NewServer(mcp.Options{Name: "my-server", Config: &base})
+	srv, err := mcp.NewServer(mcp.Options{Name: "my-server", Version: "1.0.0"})
 	if err != nil {
 		panic(err)
 	}

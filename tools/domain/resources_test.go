@@ -169,7 +169,7 @@ func setupFull(t *testing.T, mode string, tracing bool, agentsDir string, connec
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := mcp.NewServer(mcp.Options{Config: &base, Audit: d.AuditSink()})
+	srv, err := mcp.NewServer(serverOptions(base, mcp.Options{Audit: d.AuditSink()}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,4 +389,14 @@ func TestCompletionsCut(t *testing.T) {
 	if res := completions(many, "id-14"); len(res.Values) != 10 || res.HasMore {
 		t.Errorf("completions id-14: %v", res.Values)
 	}
+}
+
+// serverOptions is opts with the settings of cfg, mapped as the binary maps
+// them (config.ServerOptions); a mapping error panics, failing the test.
+func serverOptions(cfg core.Config, opts mcp.Options) mcp.Options {
+	o, err := config.ServerOptions(cfg, opts)
+	if err != nil {
+		panic(fmt.Sprintf("config.ServerOptions: %v", err))
+	}
+	return o
 }

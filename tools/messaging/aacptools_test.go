@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/mcprt/mcprt/aacp/broker"
 	"github.com/mcprt/mcprt/aacp/envelope"
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/jsonrpc"
 	"github.com/mcprt/mcprt/mcp"
@@ -33,7 +35,7 @@ func newClient(t *testing.T, svc *Service, mode string) *client {
 	t.Helper()
 	cfg := core.DefaultConfig("test")
 	cfg.Server.Mode = mode
-	srv, err := mcp.NewServer(mcp.Options{Config: &cfg})
+	srv, err := mcp.NewServer(serverOptions(cfg, mcp.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,4 +360,14 @@ func TestDefaultAgentID(t *testing.T) {
 	if want := "-" + strconv.Itoa(os.Getpid()); len(id) < len(want) || id[len(id)-len(want):] != want {
 		t.Errorf("DefaultAgentID() = %q, want it to end with the pid", id)
 	}
+}
+
+// serverOptions is opts with the settings of cfg, mapped as the binary maps
+// them (config.ServerOptions); a mapping error panics, failing the test.
+func serverOptions(cfg core.Config, opts mcp.Options) mcp.Options {
+	o, err := config.ServerOptions(cfg, opts)
+	if err != nil {
+		panic(fmt.Sprintf("config.ServerOptions: %v", err))
+	}
+	return o
 }

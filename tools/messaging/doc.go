@@ -1,4 +1,4 @@
-// Package aacptools exposes durable agent-to-agent messaging (package
+// Package messaging exposes durable agent-to-agent messaging (package
 // aacp/broker) to AI clients as MCP tools. Several AI sessions, each
 // running its own mcprt process, coordinate by pointing their processes at
 // one data directory: the journal there is shared, so a message one

@@ -28,7 +28,7 @@ const (
 
 // Config is the "transport.http" section of the configuration. Its value
 // from DefaultConfig holds the defaults; add it to a loader with AddConfig
-// (or use LoadConfig).
+// (the mcprt binary loads it with config.Load).
 type Config struct {
 	Addr string `json:"addr" config:"nonempty" help:"host:port to listen on; the default 127.0.0.1 keeps the server reachable from this machine only."`
 	Path string `json:"path" config:"nonempty" help:"URL path of the MCP endpoint (starts with /)."`

@@ -139,8 +139,10 @@
 //	...
 //	h.Close(ctx) // at shutdown: ends every session
 //
-// The configuration section is "transport.http" (AddConfig, LoadConfig);
-// its keys and MCPRT_TRANSPORT_HTTP_* variables are listed by ConfigKeys.
+// The configuration section is "transport.http" (AddConfig; the mcprt
+// binary loads it with config.Load); its keys and MCPRT_TRANSPORT_HTTP_*
+// variables are listed by ConfigKeys. Options.AdminTokenEnvVar names the
+// variable of the admin token (AdminAuthorized).
 //
 // # Concurrency
 //

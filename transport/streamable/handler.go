@@ -50,6 +50,11 @@ type Options struct {
 	// LookupEnv reads the variables that hold the tokens (default:
 	// os.LookupEnv).
 	LookupEnv func(name string) (string, bool)
+	// AdminTokenEnvVar, when set, names the variable that holds the admin
+	// token (mcprt's tools.adminPolicy.tokenEnvVar under
+	// tools.adminPolicy.mode token): sessions opened with it are
+	// AdminAuthorized. Empty means no session is.
+	AdminTokenEnvVar string
 }
 
 // Handler is the Streamable HTTP endpoint of an mcp.Server: an
@@ -108,11 +113,11 @@ func NewHandler(srv *mcp.Server, cfg Config, opts Options) (*Handler, error) {
 	if !slices.Contains([]string{ResponseAuto, ResponseJSON, ResponseSSE}, cfg.ResponseMode) {
 		return nil, fmt.Errorf("streamable: invalid configuration: responseMode %q; use auto, json or sse", cfg.ResponseMode)
 	}
-	base := srv.Config()
+	limits := srv.Limits()
 	h := &Handler{
 		srv: srv, cfg: cfg, log: opts.Logger, clock: opts.Clock,
-		maxBody:      base.Transport.MaxMessageBytes,
-		budget:       base.Transport.MaxOutputBytes,
+		maxBody:      limits.MaxMessageBytes,
+		budget:       limits.MaxOutputBytes,
 		writeTimeout: time.Duration(cfg.WriteTimeoutMs) * time.Millisecond,
 		readTimeout:  time.Duration(cfg.ReadTimeoutMs) * time.Millisecond,
 		origins:      map[string]bool{},
@@ -134,8 +139,8 @@ func NewHandler(srv *mcp.Server, cfg Config, opts Options) (*Handler, error) {
 	if h.authSum, h.hasAuth, err = tokenHash(lookup, cfg.AuthTokenEnvVar, "transport.http.authTokenEnvVar"); err != nil {
 		return nil, err
 	}
-	if base.Tools.AdminPolicy.Mode == core.AdminPolicyToken {
-		if h.adminSum, h.hasAdmin, err = tokenHash(lookup, base.Tools.AdminPolicy.TokenEnvVar, "tools.adminPolicy.tokenEnvVar"); err != nil {
+	if opts.AdminTokenEnvVar != "" {
+		if h.adminSum, h.hasAdmin, err = tokenHash(lookup, opts.AdminTokenEnvVar, "tools.adminPolicy.tokenEnvVar"); err != nil {
 			return nil, err
 		}
 	}
@@ -401,7 +406,7 @@ func (h *Handler) newSession(cred int, tools *mcp.ToolSet) (*session, int, strin
 		if err := s.sess.Serve(h.ctx); err != nil {
 			h.log.Warn("an HTTP session ended with an error", "connectionCorrelationId", s.sess.CorrelationID(), "error", err.Error())
 		}
-		h.srv.Shutdown(s.sess)
+		h.srv.Shutdown(context.Background(), s.sess) // bounded by the server's ShutdownTimeout
 		close(s.finished)
 	}()
 	return s, 0, ""

@@ -30,23 +30,23 @@ type fixture struct {
 }
 
 type fixtureOpts struct {
-	http func(*Config)
-	base func(*core.Config)
-	env  map[string]string
+	http       func(*Config)
+	base       func(*mcp.Options)
+	adminToken string // Options.AdminTokenEnvVar
+	env        map[string]string
 }
 
 // newFixture builds the server (tools noop, notify, steps, broadcast) and
 // its endpoint; the test's cleanup closes both.
 func newFixture(t *testing.T, o fixtureOpts) *fixture {
 	t.Helper()
-	base := core.DefaultConfig("test")
-	base.Server.ShutdownTimeoutMs = 5000
+	base := mcp.Options{Version: "test", Limits: mcp.Limits{ShutdownTimeout: 5 * time.Second}}
 	if o.base != nil {
 		o.base(&base)
 	}
 	f := &fixture{t: t, clock: core.NewManualClock(time.Unix(1_700_000_000, 0)),
 		release: make(chan struct{}), started: make(chan struct{}, 1)}
-	srv, err := mcp.NewServer(mcp.Options{Config: &base})
+	srv, err := mcp.NewServer(base)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func newFixture(t *testing.T, o fixtureOpts) *fixture {
 	if o.http != nil {
 		o.http(&cfg)
 	}
-	h, err := NewHandler(srv, cfg, Options{Clock: f.clock, LookupEnv: func(k string) (string, bool) {
+	h, err := NewHandler(srv, cfg, Options{Clock: f.clock, AdminTokenEnvVar: o.adminToken, LookupEnv: func(k string) (string, bool) {
 		v, ok := o.env[k]
 		return v, ok
 	}})

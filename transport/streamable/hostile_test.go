@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/mcp"
 )
 
 // errorCode reads a JSON error body's data.code.
@@ -93,7 +93,7 @@ func TestSessionHeaderErrors(t *testing.T) {
 // TestBadBodies: oversized → 413; invalid or truncated JSON → -32700;
 // wrong content types → 415 or 406; an id in flight → -32600.
 func TestBadBodies(t *testing.T) {
-	f := newFixture(t, fixtureOpts{base: func(c *core.Config) { c.Transport.MaxMessageBytes = 1024 }})
+	f := newFixture(t, fixtureOpts{base: func(o *mcp.Options) { o.Limits.MaxMessageBytes = 1024 }})
 	sid := f.open()
 	big := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 2000) + `"}}`
 	if c := errorCode(t, jsonAnswer(t, f.post(sid, big), http.StatusRequestEntityTooLarge)); c != "RESOURCE_EXHAUSTED" {
@@ -159,11 +159,9 @@ func TestBadBodies(t *testing.T) {
 // wrong one; the admin token opens a session that keeps asking for it.
 func TestBearerToken(t *testing.T) {
 	f := newFixture(t, fixtureOpts{
-		http: func(c *Config) { c.AuthTokenEnvVar = "TEST_HTTP_TOKEN" },
-		base: func(c *core.Config) {
-			c.Tools.AdminPolicy = core.AdminPolicyConfig{Mode: core.AdminPolicyToken, TokenEnvVar: "TEST_ADMIN_TOKEN"}
-		},
-		env: map[string]string{"TEST_HTTP_TOKEN": "s3cret", "TEST_ADMIN_TOKEN": "adm1n"},
+		http:       func(c *Config) { c.AuthTokenEnvVar = "TEST_HTTP_TOKEN" },
+		adminToken: "TEST_ADMIN_TOKEN",
+		env:        map[string]string{"TEST_HTTP_TOKEN": "s3cret", "TEST_ADMIN_TOKEN": "adm1n"},
 	})
 	resp := f.do(http.MethodPost, initBody)
 	if resp.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/mcp"
 )
 
 // TestAbandonedSessionsAreCappedAndExpire opens 1,000 sessions and leaves
@@ -77,7 +77,7 @@ func TestAbandonedSessionsAreCappedAndExpire(t *testing.T) {
 func TestClientThatNeverReads(t *testing.T) {
 	const budget = 64 << 10
 	f := newFixture(t, fixtureOpts{
-		base: func(c *core.Config) { c.Transport.MaxOutputBytes = budget },
+		base: func(o *mcp.Options) { o.Limits.MaxOutputBytes = budget },
 		http: func(c *Config) { c.WriteTimeoutMs = 50 },
 	})
 	sid := f.open()

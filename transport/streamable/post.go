@@ -146,7 +146,7 @@ func (h *Handler) deliverBatch(w http.ResponseWriter, r *http.Request, s *sessio
 		h.exchange(w, r, s, data, exchangeSpec{anon: true, status: http.StatusBadRequest})
 		return
 	}
-	answered := len(elems) == 0 || s.sess.Batch() != nil
+	answered := len(elems) == 0 || !s.sess.BatchAllowed()
 	var ids, cancels []jsonrpc.ID
 	for _, raw := range elems {
 		m, e := jsonrpc.DecodeElement(raw)

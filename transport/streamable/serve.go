@@ -88,7 +88,7 @@ func (h *Handler) Serve(ctx context.Context, ln net.Listener) error {
 		"maxConnectionsPerClient", h.cfg.MaxConnectionsPerClient)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	timeout := time.Duration(h.srv.Config().Server.ShutdownTimeoutMs) * time.Millisecond
+	timeout := h.srv.Limits().ShutdownTimeout
 	var serveErr error
 	select {
 	case err := <-errc:

@@ -2,6 +2,7 @@ package streamable
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"slices"
 	"strconv"
@@ -192,7 +193,7 @@ func (h *Handler) newStatelessSession(cred int, slot *core.Slots, tools *mcp.Too
 	go func() {
 		defer h.serving.Done()
 		_ = s.sess.Serve(h.ctx)
-		h.srv.Shutdown(s.sess)
+		h.srv.Shutdown(context.Background(), s.sess) // bounded by the server's ShutdownTimeout
 		close(s.finished)
 	}()
 	return s, 0, ""
