@@ -6,10 +6,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"golang.org/x/sys/unix"
 	"log/slog"
 	"os"
 	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // watcher reports changes under the channels directory through inotify:
