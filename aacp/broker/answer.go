@@ -94,17 +94,26 @@ func (b *Broker) answer(ctx context.Context, agentID, messageID string, rec jour
 	ack := l.ackFor(env.Sender.AgentID)
 	from := envelope.Agent{AgentID: l.id, Type: l.typ}
 	l.mu.Unlock()
-	if err := l.ledger.Sync(ctx); err != nil {
-		return AnswerOutput{}, envelope.Errorf(envelope.CodeChannelUnavailable, "record the answer to %q: %w", messageID, err)
-	}
 	out := AnswerOutput{MessageID: messageID, RequestID: env.RequestID, Status: rec.Status}
 	if env.Sender.AgentID == envelope.SystemAgentID {
+		if err := l.ledger.Sync(ctx); err != nil {
+			return AnswerOutput{}, envelope.Errorf(envelope.CodeChannelUnavailable, "record the answer to %q: %w", messageID, err)
+		}
 		return out, nil // the broker's own reports want no reply
 	}
+	// The answer is written to the ledger (a process that dies keeps
+	// it); its fsync and the reply's overlap, so an answer waits for one
+	// fsync, not two in a row.
+	synced := make(chan error, 1)
+	go func() { synced <- l.ledger.Sync(ctx) }()
 	reply := b.replyEnvelope(from, env, typ, payload(now), ack, now)
-	if _, err := b.store.Append(ctx, &reply); err != nil {
+	_, aerr := b.store.Append(ctx, &reply)
+	if err := <-synced; err != nil {
+		return AnswerOutput{}, envelope.Errorf(envelope.CodeChannelUnavailable, "record the answer to %q: %w", messageID, err)
+	}
+	if aerr != nil {
 		// The answer is recorded: the sender's retry will be answered.
-		return out, envelope.Errorf(envelope.CodeChannelUnavailable, "send the %s for %q to %q (it is recorded and will be repeated when the sender retries): %w", typ, messageID, env.Sender.AgentID, err)
+		return out, envelope.Errorf(envelope.CodeChannelUnavailable, "send the %s for %q to %q (it is recorded and will be repeated when the sender retries): %w", typ, messageID, env.Sender.AgentID, aerr)
 	}
 	b.appended(&reply)
 	out.ReplyMessageID = reply.MessageID

@@ -18,12 +18,15 @@
 //
 // Send validates the message (envelope and payload schemas), routes it
 // (one agent, every agent of a type, or every agent; no match is
-// E_ROUTING_001 and nothing is sent), records the request in the
-// sender's ledger and appends one transmission to each receiver's
-// channel, and returns once both are durable. With one receiver, the
-// ledger records the request and the transmission, seq included, in one
-// write made under the channel's lock just before the channel line. Each
-// delivery is then paced by the receiver's inbox, not by the clock:
+// E_ROUTING_001 and nothing is sent) and appends one transmission to
+// each receiver's channel, in one code path for one receiver and many:
+// each transmission's ledger records (the request with the first to get
+// there, its payload left in the channel line) are written in one write
+// under the channel's lock, seq included, just ahead of the line, and
+// Send returns once the lines are durable — under fsync always one fsync
+// per channel, shared by concurrent senders (see package journal: "One
+// send, one write of its payload"). Each delivery is then paced by the
+// receiver's inbox, not by the clock:
 //
 //	IN_TRANSIT, waiting in the inbox (no ack timer: not late, however long)
 //	    │ the receiver takes it (Receive): a TAKEN notice goes back to the
@@ -55,8 +58,11 @@
 //
 // The receiving side: Receive hands out waiting messages, HIGH before
 // NORMAL before LOW and in seq order within a channel and priority; Ack
-// and Nack answer them. Each answer is recorded in the receiver's ledger
-// before the reply goes out, so receivers deduplicate across restarts: a
+// and Nack answer them. Each answer is written to the receiver's ledger
+// before the reply goes out (its fsync overlaps the reply's, and the
+// answer returns once both are done; a machine crash between the two
+// may keep the reply and lose the answer, and the message is then handed
+// out again: at least once), so receivers deduplicate across restarts: a
 // transmission whose messageId was seen is ignored; a retry of a request
 // already ACKed is ACKed again and not handed out; a retry of a request
 // still queued is ignored; a retry of a request handed out but not yet
@@ -79,8 +85,9 @@
 // is handed out once unless it is retried before it is answered, and is
 // never handed out after it was answered (as long as its ledger records,
 // kept until the message's ttl, last). A Send that returned is never
-// lost, even if the process is killed right after; a Send cut short by a
-// crash may or may not be delivered.
+// lost, even if the process is killed right after (or, under fsync
+// always, the machine crashes: its line is on stable storage); a Send
+// cut short by a crash may or may not be delivered.
 //
 // # Time
 //
@@ -94,7 +101,8 @@
 // space; Pump reads inboxes. Unless Options.Manual is set, a goroutine
 // per hosted agent reads its inbox when the journal signals new data
 // (inotify on Linux), and a maintenance goroutine calls RetryDue every
-// TickInterval, syncs a batch journal, compacts and purges.
+// TickInterval, syncs the journal (a batch journal; under always, the
+// ledgers' lines, which a send does not fsync), compacts and purges.
 //
 // # Concurrency
 //

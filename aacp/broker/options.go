@@ -74,8 +74,8 @@ type Options struct {
 	// PurgeExpired and Compact (Receive still reads its own inbox). Tests
 	// use it with a manual clock. Otherwise one goroutine per local agent
 	// follows its inbox and one maintenance goroutine calls RetryDue every
-	// TickInterval (real time), syncs a batch journal, compacts and
-	// purges.
+	// TickInterval (real time), syncs the journal (batch; under always,
+	// the ledgers), compacts and purges.
 	Manual bool
 	// TickInterval is the maintenance period; zero means 100ms.
 	TickInterval time.Duration

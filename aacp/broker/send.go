@@ -105,7 +105,7 @@ func (b *Broker) Send(ctx context.Context, agentID string, in SendInput) (SendOu
 	// One path for one receiver and many: each transmission's ledger
 	// records (the request with the first) are written in one write under
 	// its channel's lock, seq included, just ahead of the channel line;
-	// the line's fsync makes the send durable (see recordAndAppend).
+	// the line's fsync makes the send durable (sendRecorder, transmit).
 	seqs := make([]uint64, len(envs))
 	errs := make([]error, len(envs))
 	rec := &sendRecorder{ctx: ctx, ledger: l.ledger, req: req, msgs: msgs}

@@ -19,7 +19,7 @@
 //	channels/{sender}_to_{receiver}/messages.ndjson       active segment
 //	channels/{sender}_to_{receiver}/messages.{seq}.ndjson  sealed segments, named by their last seq
 //	channels/{sender}_to_{receiver}/seq.json              highest seq removed by compaction
-//	ledger/{agentId}.ndjson                               {"kind":"request"|"message"|"outcome"|"inbound", ...}
+//	ledger/{agentId}.ndjson                               {"kind":"request"|"message"|"outcome"|"inbound", ...}, see "One send, one write of its payload"
 //	registry/agents.ndjson                                one line per registration (latest wins)
 //	deadletter/messages.ndjson                            one line per change (latest wins)
 //	locks/{agentId}.lock                                  the agent's claim
@@ -48,7 +48,10 @@
 //
 // Under FsyncAlways (the default) Append, and Ledger.Sync after Put,
 // return only once the data is on stable storage; concurrent writers of
-// one file share an fsync (group commit). FsyncBatch leaves forcing to
+// one file share an fsync (group commit: a writer that arrives while an
+// fsync is in flight joins the next one, which covers every line written
+// by the time it starts; none returns before an fsync that started after
+// its write has finished). FsyncBatch leaves forcing to
 // Store.Sync, which the owner calls on a timer; FsyncNever leaves it to
 // the operating system. A process that dies (kill -9 included) loses
 // nothing it had written, whatever the policy; a machine crash may lose
@@ -61,6 +64,32 @@
 // durable: this process's receivers are woken after the fsync, and a
 // reader (in any process) fsyncs the active segment itself before it
 // passes lines it has not yet made durable.
+//
+// # One send, one write of its payload
+//
+// A sender records a transmission in its ledger from AppendOptions.Before:
+// under the channel's lock, with the seq the line will get, in one write
+// ahead of the line (AppendWith does the same for a store that cannot,
+// with seq 0 first). The file ledger then writes the request record
+// without its payload ("payload":null) and names the channel line that
+// holds it (payloadAt: receiver, seq, messageId): the payload is written
+// once, in the channel line, and under FsyncAlways the send makes one
+// fsync, the channel's; the ledger's lines reach stable storage with the
+// next Ledger.Sync or Store.Sync (the broker syncs every tick) or Close.
+// A killed process loses neither (both are written before Append
+// returns); a machine crash may keep the line and lose the last ledger
+// lines, so the sender's view of its latest sends (their status), never
+// the delivery itself.
+//
+// The payload stays in memory in the process that wrote it. A ledger
+// opened later reads it back from the channel, checking the messageId,
+// in one pass over a channel when a request's payload is first asked for
+// (Ledger.Request). A channel keeps a line until its receiver has
+// processed it, and before anything that may need the payload after
+// that — a retry scheduled (PENDING), a failure (FAILED, for the
+// dead-letter queue) — the ledger writes the full request record. No
+// counter is memory-mapped and no unsafe code is used: a stat under the
+// lock is cheap beside the fsync.
 //
 // # Storage failures
 //

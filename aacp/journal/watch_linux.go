@@ -9,7 +9,8 @@ import (
 	"log/slog"
 	"os"
 	"sync"
-	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // watcher reports changes under the channels directory through inotify:
@@ -27,18 +28,18 @@ type watcher struct {
 }
 
 const (
-	dirMask  = syscall.IN_CREATE | syscall.IN_MOVED_TO | syscall.IN_DELETE
-	chanMask = syscall.IN_MODIFY | syscall.IN_CREATE | syscall.IN_MOVED_TO | syscall.IN_CLOSE_WRITE
+	dirMask  = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_DELETE
+	chanMask = unix.IN_MODIFY | unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_CLOSE_WRITE
 )
 
 func newWatcher(root string, onEvent func(newDir bool), log *slog.Logger) (*watcher, error) {
-	fd, err := syscall.InotifyInit1(syscall.IN_NONBLOCK | syscall.IN_CLOEXEC)
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("inotify_init1: %w", err)
 	}
-	wd, err := syscall.InotifyAddWatch(fd, root, dirMask)
+	wd, err := unix.InotifyAddWatch(fd, root, dirMask)
 	if err != nil {
-		syscall.Close(fd)
+		unix.Close(fd)
 		return nil, fmt.Errorf("watch %s: %w", root, err)
 	}
 	// A non-blocking descriptor in an *os.File goes through the runtime
@@ -54,13 +55,13 @@ func (w *watcher) add(dir string) error {
 	if w.closed {
 		return errors.New("watcher closed")
 	}
-	_, err := syscall.InotifyAddWatch(w.fd, dir, chanMask)
+	_, err := unix.InotifyAddWatch(w.fd, dir, chanMask)
 	return err
 }
 
 func (w *watcher) loop() {
 	defer close(w.done)
-	buf := make([]byte, 64*(syscall.SizeofInotifyEvent+syscall.NAME_MAX+1))
+	buf := make([]byte, 64*(unix.SizeofInotifyEvent+unix.NAME_MAX+1))
 	for {
 		n, err := w.f.Read(buf)
 		if err != nil {
@@ -70,17 +71,17 @@ func (w *watcher) loop() {
 			return
 		}
 		newDir, any := false, false
-		for off := 0; off+syscall.SizeofInotifyEvent <= n; {
+		for off := 0; off+unix.SizeofInotifyEvent <= n; {
 			// struct inotify_event: int32 wd, uint32 mask, uint32 cookie,
 			// uint32 len, then len bytes of name.
 			wd := int32(binary.NativeEndian.Uint32(buf[off:]))
 			mask := binary.NativeEndian.Uint32(buf[off+4:])
 			nameLen := binary.NativeEndian.Uint32(buf[off+12:])
-			if int(wd) == w.root || mask&syscall.IN_Q_OVERFLOW != 0 {
+			if int(wd) == w.root || mask&unix.IN_Q_OVERFLOW != 0 {
 				newDir = true
 			}
 			any = true
-			off += syscall.SizeofInotifyEvent + int(nameLen)
+			off += unix.SizeofInotifyEvent + int(nameLen)
 		}
 		if any {
 			w.onEvent(newDir)
