@@ -310,12 +310,20 @@ func retry(ctx context.Context, each time.Duration, op func(context.Context) err
 	}
 }
 
+// errCodeDuplicateInProcess is JetStream's answer to a publish whose
+// message id is on a write still being decided (a repeat sent while the
+// first attempt waits for its quorum, for instance right after a
+// partition heals): the repeat is sent again once that is settled.
+const errCodeDuplicateInProcess = 10158
+
 // transient reports whether err is a cluster that is not ready yet (no
-// peers for placement, no meta leader, no answer).
+// peers for placement, no meta leader, no answer) or a repeat of a write
+// still in process: worth sending again.
 func transient(err error) bool {
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) {
-		return apiErr.ErrorCode == 10005 || apiErr.ErrorCode == 10008 || apiErr.Code == 503
+		return apiErr.ErrorCode == 10005 || apiErr.ErrorCode == 10008 || apiErr.Code == 503 ||
+			apiErr.ErrorCode == errCodeDuplicateInProcess
 	}
 	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrTimeout)
 }
