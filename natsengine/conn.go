@@ -117,12 +117,15 @@ func Connect(ctx context.Context, opts ConnOptions) (*Conn, error) {
 	// JetStream answers once the account info request does (in a cluster:
 	// once a meta leader exists).
 	deadline := time.Now().Add(timeout)
-	for {
+	for first := true; ; first = false {
 		actx, cancel := context.WithTimeout(ctx, min(time.Second, time.Until(deadline)+time.Millisecond))
 		_, err = js.AccountInfo(actx)
 		cancel()
 		if err == nil {
 			return c, nil
+		}
+		if first {
+			log.Info("nats: connected; waiting for JetStream to answer (a cluster elects its leader first)", "url", redact(url), "error", err.Error())
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			nc.Close()

@@ -55,7 +55,6 @@ type inbox struct {
 	buf       []jetstream.Msg          // guarded by mu: delivered, not yet passed to Read's fn
 	delivered uint64                   // guarded by mu: highest stream seq delivered
 	arrived   chan struct{}            // guarded by mu: closed and replaced at each delivery
-	restarts  int                      // guarded by mu: consumers replaced
 	stopOnce  sync.Once
 }
 
@@ -193,8 +192,8 @@ func (in *inbox) supervise() {
 		in.mu.Lock()
 		old, oldCons := in.cc, in.cons
 		in.cc, in.cons = nil, nil
-		in.restarts++
 		in.mu.Unlock()
+		in.s.replaced.Add(1)
 		if old != nil {
 			old.Stop()
 			go deleteConsumer(in.s.chans, oldCons)

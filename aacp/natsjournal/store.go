@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -69,6 +70,8 @@ type Store struct {
 	log      *slog.Logger
 	onClose  func()
 	maxBytes int
+	// replaced counts the inbox consumers replaced (InboxConsumersReplaced).
+	replaced atomic.Int64
 	// atomic: the channel stream takes atomic batches (JetStream 2.12 and
 	// later), so that concurrent appends to a channel share one write.
 	atomic bool
@@ -118,7 +121,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		s.owner = host + ":" + strconv.Itoa(os.Getpid())
 	}
 	var err error
-	if s.chans, err = ensureStream(ctx, opts.JS, jetstream.StreamConfig{
+	if s.chans, err = ensureStream(ctx, opts.JS, s.log, jetstream.StreamConfig{
 		Name: ChannelStream, Subjects: []string{chanPrefix + ">"}, Storage: jetstream.FileStorage,
 		Replicas: r, Duplicates: opts.DedupWindow, Discard: jetstream.DiscardOld, AllowAtomicPublish: true,
 		Description: "mcprt agent channels: aacp.ch.{receiver}.{sender}",
@@ -128,13 +131,13 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	// A server older than 2.12 ignores the setting: appends then go one
 	// at a time.
 	s.atomic = s.chans.CachedInfo().Config.AllowAtomicPublish
-	if s.ledgers, err = ensureStream(ctx, opts.JS, jetstream.StreamConfig{
+	if s.ledgers, err = ensureStream(ctx, opts.JS, s.log, jetstream.StreamConfig{
 		Name: LedgerStream, Subjects: []string{ledgerPrefix + ">"}, Storage: jetstream.FileStorage,
 		Replicas: r, Description: "mcprt agent ledgers: aacp.lg.{agent}",
 	}); err != nil {
 		return nil, err
 	}
-	if s.dead, err = ensureStream(ctx, opts.JS, jetstream.StreamConfig{
+	if s.dead, err = ensureStream(ctx, opts.JS, s.log, jetstream.StreamConfig{
 		Name: DeadStream, Subjects: []string{deadPrefix + ">"}, Storage: jetstream.FileStorage,
 		Replicas: r, Description: "mcprt dead letters: aacp.dl.{messageId}",
 	}); err != nil {
@@ -155,7 +158,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 
 // ensureStream creates the stream, or updates one that exists to cfg; a
 // conflict (for instance another storage type) is an error naming it.
-func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
+func ensureStream(ctx context.Context, js jetstream.JetStream, log *slog.Logger, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
 	// Each attempt is bounded: concurrent creations of one replicated
 	// stream (several nodes starting at once) can leave a request
 	// unanswered; a cluster still forming is retried too, until ctx ends.
@@ -174,6 +177,7 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.Str
 	}
 	st, err := attempt()
 	for err != nil && (transient(err) || errors.Is(err, context.DeadlineExceeded)) && ctx.Err() == nil {
+		log.Warn("aacp nats journal: a stream is not created yet; trying again", "stream", cfg.Name, "error", err.Error())
 		select {
 		case <-ctx.Done():
 		case <-time.After(250 * time.Millisecond):
@@ -306,12 +310,20 @@ func retry(ctx context.Context, each time.Duration, op func(context.Context) err
 	}
 }
 
+// errCodeDuplicateInProcess is JetStream's answer to a publish whose
+// message id is on a write still being decided (a repeat sent while the
+// first attempt waits for its quorum, for instance right after a
+// partition heals): the repeat is sent again once that is settled.
+const errCodeDuplicateInProcess = 10158
+
 // transient reports whether err is a cluster that is not ready yet (no
-// peers for placement, no meta leader, no answer).
+// peers for placement, no meta leader, no answer) or a repeat of a write
+// still in process: worth sending again.
 func transient(err error) bool {
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) {
-		return apiErr.ErrorCode == 10005 || apiErr.ErrorCode == 10008 || apiErr.Code == 503
+		return apiErr.ErrorCode == 10005 || apiErr.ErrorCode == 10008 || apiErr.Code == 503 ||
+			apiErr.ErrorCode == errCodeDuplicateInProcess
 	}
 	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrTimeout)
 }
@@ -340,6 +352,11 @@ func (s *Store) LastSequence(ctx context.Context, sender, receiver string) (uint
 	}
 	return c.lastSeq, nil
 }
+
+// InboxConsumersReplaced is how many times an inbox of this store
+// replaced its consumer (a node or the hub lost, a route broken), for the
+// health report.
+func (s *Store) InboxConsumersReplaced() int64 { return s.replaced.Load() }
 
 // noteRead records the stream seq of a channel seq an inbox passed.
 func (s *Store) noteRead(key [2]string, seq, stream uint64) {

@@ -116,6 +116,9 @@ type natsHealth struct {
 	Connected  bool   `json:"connected"`
 	Server     string `json:"server,omitempty"`
 	Reconnects int64  `json:"reconnects"`
+	// InboxConsumersReplaced counts the inbox consumers this process
+	// replaced after losing them (a node or the hub lost, a route broken).
+	InboxConsumersReplaced int64 `json:"inboxConsumersReplaced"`
 	// Cluster is the channel stream's replication state ("" alone).
 	Cluster string `json:"cluster,omitempty"`
 	Leader  string `json:"leader,omitempty"`
@@ -143,7 +146,8 @@ func (b *natsBackend) healthFunc() func() any {
 }
 
 func (b *natsBackend) health() natsHealth {
-	h := natsHealth{Backend: natsengine.BackendNATS, Connected: b.conn.NC.IsConnected(), Reconnects: b.conn.Reconnects()}
+	h := natsHealth{Backend: natsengine.BackendNATS, Connected: b.conn.NC.IsConnected(), Reconnects: b.conn.Reconnects(),
+		InboxConsumersReplaced: b.store.InboxConsumersReplaced()}
 	if h.Connected {
 		h.Server = b.conn.NC.ConnectedServerName()
 	}

@@ -60,7 +60,13 @@ func TestNATSClusterThroughTheBinary(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	for {
-		if _, err := probe.JS.KeyValue(ctx, natsjournal.ClaimBucket); err == nil {
+		// Each look bounded: a request lost while the cluster elects its
+		// leaders is never answered (this probe once waited out the whole
+		// 90 s on one).
+		actx, acancel := context.WithTimeout(ctx, 3*time.Second)
+		_, err := probe.JS.KeyValue(actx, natsjournal.ClaimBucket)
+		acancel()
+		if err == nil {
 			break
 		}
 		select {
@@ -68,6 +74,11 @@ func TestNATSClusterThroughTheBinary(t *testing.T) {
 			for _, n := range names {
 				t.Logf("node %s stderr:\n%s", n, tailOf(nodes[n].Stderr(), 3000))
 			}
+			dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
+			for name := range probe.JS.StreamNames(dctx).Name() {
+				t.Logf("stream %s exists", name)
+			}
+			dcancel()
 			t.Fatal("the cluster's nodes did not create the messaging streams within 90s")
 		case <-time.After(200 * time.Millisecond): // polling the cluster's state
 		}

@@ -121,8 +121,16 @@ func TestNATSHubKilledAndRestartedLosesNothing(t *testing.T) {
 			t.Errorf("acknowledged send %s was lost with the hub", rid)
 		}
 	}
+	// The ACKs reach mgr through an inbox consumer made after the
+	// restart (the hub lost the one it had).
+	for rid := range want {
+		mgr.waitStatus(t, rid, func(st map[string]any) bool { return st["outcome"] == "COMPLETED" })
+	}
 	hl := mgr.ok(t, "health", `{}`)
 	if anum(hl, "messaging", "reconnects") < 1 {
 		t.Errorf("health shows no reconnection after the hub restart: %v", hl["messaging"])
+	}
+	if anum(hl, "messaging", "inboxConsumersReplaced") < 1 {
+		t.Errorf("health shows no inbox consumer replaced after the hub restart: %v", hl["messaging"])
 	}
 }
