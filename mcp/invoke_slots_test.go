@@ -14,10 +14,8 @@ import (
 // whose handler ignores its context: it returns only when release closes.
 func slotServer(t *testing.T, slots int) (srv *Server, clock *core.ManualClock, running *atomic.Int32, release chan struct{}) {
 	t.Helper()
-	cfg := core.DefaultConfig("test")
-	cfg.Resources.MaxConcurrentExecutions = slots
 	clock = core.NewManualClock(time.Unix(0, 0))
-	srv, err := NewServer(Options{Config: &cfg, Clock: clock})
+	srv, err := NewServer(Options{Limits: Limits{MaxConcurrentExecutions: slots}, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
