@@ -231,7 +231,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	go telemetry.Run(ctx)
 	// Memory, sessions, guard policies and traces share one SQLite store,
 	// opened by its first use; the trace sink records every tools/call.
-	domain, err := domaintools.New(domaintools.Options{Config: domainCfg, Base: cfg, Logger: logger, Clock: clock})
+	domain, err := domaintools.New(domaintools.Options{Config: domainCfg, Base: cfg, Logger: logger, Clock: clock,
+		Shared: natsBack.sharedState(natsCfg)})
+	if errors.Is(err, domaintools.ErrSharedState) {
+		logger.Error("cannot start the shared state on NATS", "error", err.Error())
+		return exitFatal
+	}
 	if err != nil {
 		logConfigError(bootLog, err) // unredacted: "key" is a redaction key
 		return exitConfig
@@ -267,7 +272,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	}
 	// agent_list is the domain's: it also lists profiles and messaging agents.
 	if err := builtin.Register(srv, builtin.Options{Agents: agents, Version: cfg.Server.Version,
-		AdminAuthorized: adminAuthorized, OmitAgentList: true, Clock: testClock, MessagingHealth: messagingHealth(natsBack, cfg.AACP.DataDir)}); err != nil {
+		AdminAuthorized: adminAuthorized, OmitAgentList: true, Clock: testClock, MessagingHealth: withSharedState(messagingHealth(natsBack, cfg.AACP.DataDir), domain)}); err != nil {
 		logger.Error("cannot register the built-in tools", "error", err.Error())
 		return exitFatal
 	}

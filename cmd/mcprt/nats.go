@@ -56,7 +56,7 @@ type natsBackend struct {
 // unreachable or a stream's configuration conflicts.
 func startNATS(ctx context.Context, cfg core.Config, ns natsSettings, logger *slog.Logger) (*natsBackend, int, error) {
 	nc := ns.NATS
-	useNATS := ns.Backend.Backend == natsengine.BackendNATS
+	useNATS := ns.Backend.Backend == natsengine.BackendNATS || ns.Backend.StateBackend == natsengine.BackendNATS
 	if !useNATS && nc.Server.Listen == "" {
 		return nil, 0, nil
 	}
@@ -89,6 +89,9 @@ func startNATS(ctx context.Context, cfg core.Config, ns natsSettings, logger *sl
 		return nil, exitFatal, err
 	}
 	b.conn = conn
+	if ns.Backend.Backend != natsengine.BackendNATS { // only the shared state is on NATS (nats_state.go)
+		return b, 0, nil
+	}
 	octx, cancel := context.WithTimeout(ctx, nc.ConnectTimeout())
 	defer cancel()
 	st, err := natsjournal.Open(octx, natsjournal.Options{
@@ -146,7 +149,7 @@ type natsReplica struct {
 
 // healthFunc returns the health hook: nil unless the journal is on NATS.
 func (b *natsBackend) healthFunc() func() any {
-	if b == nil || b.conn == nil {
+	if b == nil || b.store == nil {
 		return nil
 	}
 	return func() any { return b.health() }

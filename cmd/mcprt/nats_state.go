@@ -1,0 +1,40 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/mcprt/mcprt/mcp/domaintools"
+	"github.com/mcprt/mcprt/natsengine"
+)
+
+// sharedState returns the domain's shared-state option: nil unless
+// aacp.stateBackend is nats (then startNATS connected).
+func (b *natsBackend) sharedState(ns natsSettings) *domaintools.SharedState {
+	if b == nil || b.conn == nil || ns.Backend.StateBackend != natsengine.BackendNATS {
+		return nil
+	}
+	return &domaintools.SharedState{JS: b.conn.JS, Replicas: ns.NATS.Replicas, OpenTimeout: ns.NATS.ConnectTimeout()}
+}
+
+// withSharedState adds sharedState (the applier's sequence, the stream's
+// last and the lag between them) to the messaging report of health when
+// the shared state is on NATS.
+func withSharedState(report func() any, domain *domaintools.Domain) func() any {
+	if !domain.SharesState() {
+		return report
+	}
+	ctx := context.Background()
+	return func() any {
+		m := map[string]any{}
+		if raw, err := json.Marshal(report()); err == nil {
+			_ = json.Unmarshal(raw, &m)
+		}
+		sctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		st, _ := domain.SharedStateStatus(sctx)
+		m["sharedState"] = st
+		return m
+	}
+}
