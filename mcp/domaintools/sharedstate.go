@@ -82,4 +82,3 @@ func (d *Domain) SharedStateStatus(ctx context.Context) (st sharedstate.Status, 
 var ErrSharedState = errors.New("the shared state (aacp.stateBackend=nats) cannot start")
 
 func sharedStateError(err error) error { return fmt.Errorf("%w: %w", ErrSharedState, err) }
-
