@@ -57,6 +57,9 @@ func newStores(db *store.DB, opts Options) (domainStores, error) {
 		return s, err
 	}
 	s.memory = sharedstate.NewMemory(r, db.Memory())
+	s.sessions = sharedstate.NewSessions(r, db.Sessions())
+	s.reservations = sharedstate.NewReservations(r, db.Reservations())
+	s.tasks = sharedstate.NewTasks(r, db.Tasks())
 	if err := r.Start(ctx); err != nil {
 		return s, err
 	}
