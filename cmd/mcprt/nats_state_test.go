@@ -5,6 +5,7 @@ package main
 // `mcprt nats` hub, share memory, reservations and the work queue.
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 )
@@ -54,4 +55,64 @@ func TestNATSSharedMemory(t *testing.T) {
 	if ss == nil || ss["applied"] != ss["last"] || anum(hl, "messaging", "sharedState", "applied") < 5 {
 		t.Fatalf("health sharedState = %v, want applied = last ≥ 5", ss)
 	}
+}
+
+func TestNATSSharedCoordination(t *testing.T) {
+	t.Parallel()
+	h := newHub(t)
+	ps := make([]*aproc, 2)
+	for i, name := range []string{"alice", "bob"} {
+		ps[i] = startAgent(t, filepath.Join(t.TempDir(), name), name, "Implementation", h.stateEnv("MCPRT_SERVER_MODE=TEST")...)
+		ps[i].ok(t, "check_reservations", `{"paths":["warm-up"]}`) // registers the agent
+	}
+	a, b := ps[0], ps[1]
+
+	// A reservation on one process is a conflict on the other.
+	if r := a.ok(t, "reserve_paths", `{"paths":["src/**"],"reason":"refactor"}`); r["granted"] != true {
+		t.Fatalf("reserve on alice: %v", r)
+	}
+	r := b.ok(t, "reserve_paths", `{"paths":["src/main.go"]}`)
+	cs, _ := r["conflicts"].([]any)
+	if r["granted"] != false || len(cs) != 1 || astr(cs[0], "heldBy") != "alice" || astr(cs[0], "holding") != "src/**" {
+		t.Fatalf("reserve on bob = %v, want a conflict with alice's src/**", r)
+	}
+
+	// A session created on one process is joined on the other.
+	s := a.ok(t, "session_create", `{"initiator":"alice","task":"ship","workspace":"/repo"}`)
+	sid := astr(s, "sessionId")
+	b.ok(t, "memory_store", `{"key":"sync","value":1}`) // b has applied everything before its own write
+	if j := b.ok(t, "session_join", `{"sessionId":"`+sid+`","agentId":"bob","role":"review"}`); j["joined"] != true {
+		t.Fatalf("session_join on bob: %v", j)
+	}
+	if st := a.ok(t, "session_status", `{"sessionId":"`+sid+`"}`); len(st["participants"].([]any)) != 2 {
+		t.Fatalf("alice's session_status after bob joined: %v", st)
+	}
+
+	// Claim races: each round a task posted on one process, claimed by
+	// both at once: exactly one gets it.
+	rounds := envInt("MCPRT_NATS_CLAIM_ROUNDS", 10)
+	wins := [2]int{}
+	for i := range rounds {
+		ps[i%2].ok(t, "task_post", fmt.Sprintf(`{"title":"t%d","description":"race","labels":["round%d"]}`, i, i))
+		var ids [2]string
+		for k := range 2 {
+			w := (i + k) % 2
+			ids[w] = ps[w].send("task_claim", fmt.Sprintf(`{"labels":["round%d"]}`, i))
+		}
+		n := 0
+		for k := range 2 {
+			v, e := ps[k].await(t, ids[k])
+			if e != nil {
+				t.Fatalf("round %d, %s: %s %s", i, ps[k].agent, e.Code, e.Message)
+			}
+			if v["claimed"] == true {
+				n++
+				wins[k]++
+			}
+		}
+		if n != 1 {
+			t.Fatalf("round %d: %d claims of one task, want exactly 1", i, n)
+		}
+	}
+	t.Logf("%d rounds: alice won %d, bob won %d", rounds, wins[0], wins[1])
 }
