@@ -17,7 +17,7 @@ type node struct {
 
 // newNode opens a store in dir (a fresh one when "") and a Replicator on
 // its own connection to url; register adds handlers before Start.
-func newNode(t testing.TB, url, dir string, register func(*Replicator)) *node {
+func newNode(t *testing.T, url, dir string, register func(*Replicator)) *node {
 	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
@@ -43,9 +43,13 @@ func newNode(t testing.TB, url, dir string, register func(*Replicator)) *node {
 	return &node{r: r, db: db}
 }
 
-// testCtx ends with the test or after two minutes.
-func testCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+// testCtx ends with the test, or at the test binary's deadline (-timeout).
+func testCtx(t *testing.T) context.Context {
+	deadline, ok := t.Deadline()
+	if !ok {
+		deadline = time.Now().Add(10 * time.Minute)
+	}
+	ctx, cancel := context.WithDeadline(t.Context(), deadline)
 	t.Cleanup(cancel)
 	return ctx
 }

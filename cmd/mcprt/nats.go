@@ -78,7 +78,7 @@ func startNATS(ctx context.Context, cfg core.Config, ns natsSettings, logger *sl
 	b.url = nc.URL
 	if b.url == "" {
 		if b.srv == nil {
-			return nil, exitConfig, errors.New("aacp.backend is nats but nats.url is empty and nats.server.listen embeds no server; set nats.url (MCPRT_NATS_URL=nats://hub:4222) or nats.server.listen")
+			return nil, exitConfig, errors.New("aacp.backend or aacp.stateBackend is nats but nats.url is empty and nats.server.listen embeds no server; set nats.url (MCPRT_NATS_URL=nats://hub:4222) or nats.server.listen")
 		}
 		b.url = b.srv.ClientURL()
 	}

@@ -7,7 +7,10 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/mcprt/mcprt/internal/wiretest"
 )
 
 // stateEnv is the environment of an mcprt process whose messaging and
@@ -115,4 +118,19 @@ func TestNATSSharedCoordination(t *testing.T) {
 		}
 	}
 	t.Logf("%d rounds: alice won %d, bob won %d", rounds, wins[0], wins[1])
+}
+
+// TestNATSSharedStateStartupFailsFast: with the shared state on NATS and
+// NATS unreachable, the process exits 1 and says why, even when messaging
+// stays on files.
+func TestNATSSharedStateStartupFailsFast(t *testing.T) {
+	t.Parallel()
+	p := wiretest.Start(t, wiretest.Build(t), wiretest.Options{Env: []string{"MCPRT_AACP_DATA_DIR=" + t.TempDir(),
+		"MCPRT_AACP_STATE_BACKEND=nats", "MCPRT_NATS_URL=nats://" + freeAddr(t), "MCPRT_NATS_CONNECT_TIMEOUT_MS=300"}})
+	if code := p.Wait(t); code != exitFatal {
+		t.Fatalf("exit %d, want %d\nstderr:\n%s", code, exitFatal, p.Stderr())
+	}
+	if !strings.Contains(p.Stderr(), "unreachable") {
+		t.Errorf("stderr does not say the engine is unreachable:\n%s", p.Stderr())
+	}
 }
