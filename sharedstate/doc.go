@@ -54,6 +54,15 @@
 //     applied locally in time; SHARED_STATE_CONTENDED (retryable) when
 //     Decide lost its compare-and-set 64 times in a row.
 //
+// # Not here
+//
+// Presence and agent claims are the messaging journal's (the agent
+// registry and leases of aacp/natsjournal under aacp.backend=nats): the
+// reservation service asks it whether a holder is still there. Traces
+// stay per node. The console's actions and any code that writes to a
+// store.DB directly bypass the stream: under aacp.stateBackend=nats all
+// writes go through the Store wrappers here.
+//
 // # Plugging in more state
 //
 // A new kind of shared state needs no new mechanism: choose a domain
