@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/domain/reservation"
+	"github.com/mcprt/mcprt/domain/task"
+	"github.com/mcprt/mcprt/mcp/aacptools"
 	"github.com/mcprt/mcprt/mcp/domaintools"
 	"github.com/mcprt/mcprt/natsengine"
 )
@@ -37,4 +41,20 @@ func withSharedState(report func() any, domain *domaintools.Domain) func() any {
 		m["sharedState"] = st
 		return m
 	}
+}
+
+// shareWith makes the console's reservation and task actions go through
+// the domain's shared stores when the state is on NATS, so a person's
+// force-release or task change reaches every machine.
+func (s *consoleSources) shareWith(domain *domaintools.Domain, clock core.Clock, messaging *aacptools.Service, humanID string) {
+	res, tasks, ok := domain.SharedCoordStores()
+	if !ok {
+		return
+	}
+	if clock == nil {
+		clock = core.SystemClock{}
+	}
+	human := humanMessaging{Service: messaging, agentID: humanID}
+	s.reservations = consoleReservations{store: res, svc: reservation.NewService(reservation.Options{Store: res, Messaging: human, Clock: clock}), clock: clock}
+	s.tasks = consoleTasks{svc: task.NewService(tasks, clock, nil)}
 }

@@ -85,3 +85,13 @@ func (d *Domain) SharedStateStatus(ctx context.Context) (st sharedstate.Status, 
 var ErrSharedState = errors.New("the shared state (aacp.stateBackend=nats) cannot start")
 
 func sharedStateError(err error) error { return fmt.Errorf("%w: %w", ErrSharedState, err) }
+
+// SharedCoordStores returns the shared reservation and task stores, for
+// other writers in this process (the console) to go through the stream
+// too; ok is false on the files backend.
+func (d *Domain) SharedCoordStores() (reservation.Store, task.Store, bool) {
+	if d.stores.shared == nil {
+		return nil, nil, false
+	}
+	return d.stores.reservations, d.stores.tasks, true
+}
