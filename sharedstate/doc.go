@@ -59,9 +59,9 @@
 // Presence and agent claims are the messaging journal's (the agent
 // registry and leases of aacp/natsjournal under aacp.backend=nats): the
 // reservation service asks it whether a holder is still there. Traces
-// stay per node. The console's actions and any code that writes to a
-// store.DB directly bypass the stream: under aacp.stateBackend=nats all
-// writes go through the Store wrappers here.
+// stay per node. Code that writes to a store.DB directly bypasses the
+// stream: under aacp.stateBackend=nats every write must go through the
+// Store wrappers here (the binary's tools and its /ui/ console do).
 //
 // # Plugging in more state
 //
