@@ -49,9 +49,12 @@
 //     subject, compute the new state locally, publish it with JetStream's
 //     expected last sequence of the subject, and start again when another
 //     event of the domain came in between.
+//   - Publishing: an attempt without an answer within 3 s (a leader
+//     election, a reconnection) is sent again with the same event id
+//     until the caller's deadline; the stream stores it once.
 //   - Errors: SHARED_STATE_UNAVAILABLE (retryable) when an event cannot be
-//     published (NATS unreachable, no quorum: nothing changed) or was not
-//     applied locally in time; SHARED_STATE_CONTENDED (retryable) when
+//     published (NATS unreachable, no quorum) or was not applied locally
+//     in time; SHARED_STATE_CONTENDED (retryable) when
 //     Decide lost its compare-and-set 64 times in a row.
 //
 // # Not here

@@ -387,14 +387,14 @@ func (r *Replicator) publish(ctx context.Context, domain, kind string, data, out
 	if expect != nil {
 		opts = append(opts, jetstream.WithExpectLastSequencePerSubject(*expect))
 	}
-	ack, err := r.js.PublishMsg(ctx, msg, opts...)
+	ack, err := r.publishOnce(ctx, msg, opts)
 	if err != nil {
 		var apiErr *jetstream.APIError
 		if expect != nil && errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
 			apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
 			return errStale
 		}
-		return core.Errorf(CodeUnavailable, "shared state: publishing a %s event: %w; nothing is known to have changed: check that NATS is reachable (health) and retry", kind, err).
+		return core.Errorf(CodeUnavailable, "shared state: publishing a %s event: %w; check that NATS is reachable (health); if the event was stored after all it is applied in order, so read the state before you retry", kind, err).
 			WithRetryable(true)
 	}
 	if err := r.WaitApplied(ctx, ack.Sequence); err != nil {
@@ -420,6 +420,27 @@ func (r *Replicator) publish(ctx context.Context, domain, kind string, data, out
 		}
 	}
 	return nil
+}
+
+// publishOnce publishes msg, sending it again (same event id, so the
+// stream stores it once) when an attempt gets no answer within 3 s — a
+// leader election or a reconnection — until ctx ends. An answer from
+// JetStream (stored, duplicate, or refused) ends it.
+func (r *Replicator) publishOnce(ctx context.Context, msg *nats.Msg, opts []jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	for {
+		actx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		ack, err := r.js.PublishMsg(actx, msg, opts...)
+		cancel()
+		var apiErr *jetstream.APIError
+		if err == nil || errors.As(err, &apiErr) || ctx.Err() != nil {
+			return ack, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // Status is the replication state of this node, for health.
