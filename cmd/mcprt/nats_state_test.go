@@ -87,6 +87,7 @@ func TestNATSSharedCoordination(t *testing.T) {
 	if j := b.ok(t, "session_join", `{"sessionId":"`+sid+`","agentId":"bob","role":"review"}`); j["joined"] != true {
 		t.Fatalf("session_join on bob: %v", j)
 	}
+	a.ok(t, "memory_store", `{"key":"sync","value":2}`) // and a has applied bob's join
 	if st := a.ok(t, "session_status", `{"sessionId":"`+sid+`"}`); len(st["participants"].([]any)) != 2 {
 		t.Fatalf("alice's session_status after bob joined: %v", st)
 	}
