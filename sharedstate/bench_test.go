@@ -2,6 +2,7 @@ package sharedstate
 
 import (
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -58,26 +59,43 @@ func BenchmarkWrite(b *testing.B) {
 	for _, be := range backends {
 		b.Run("memory_put/"+be.name, func(b *testing.B) {
 			s := be.open(b)
+			var lat []time.Duration
 			b.ResetTimer()
 			for i := 0; b.Loop(); i++ {
+				st := time.Now()
 				if _, err := s.mem.Put(b.Context(), memory.Entry{Namespace: "b", Key: fmt.Sprint("k", i%100), Value: []byte(`{"text":"a value to index"}`), StoredAt: time.Now()}); err != nil {
 					b.Fatal(err)
 				}
+				lat = append(lat, time.Since(st))
 			}
+			reportP50(b, lat)
 		})
 		b.Run("reserve/"+be.name, func(b *testing.B) {
 			s := be.open(b)
 			var ids atomic.Int64
 			now := time.Now().UTC()
+			var lat []time.Duration
 			b.ResetTimer()
 			for i := 0; b.Loop(); i++ {
+				st := time.Now()
 				p, _ := reservation.ParsePattern(fmt.Sprintf("dir%d/**", i))
 				g, _, err := s.res.Reserve(b.Context(), reservation.ReserveOp{AgentID: "a", Patterns: []reservation.Pattern{p}, Exclusive: true,
 					Now: now, ExpiresAt: now.Add(time.Hour), MaxPerAgent: 1 << 30, NewID: func() string { return fmt.Sprint(ids.Add(1)) }})
 				if err != nil || len(g) != 1 {
 					b.Fatalf("reserve: %v %v", g, err)
 				}
+				lat = append(lat, time.Since(st))
 			}
+			reportP50(b, lat)
 		})
 	}
+}
+
+// reportP50 reports the median latency in milliseconds.
+func reportP50(b *testing.B, lat []time.Duration) {
+	if len(lat) == 0 {
+		return
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 }
