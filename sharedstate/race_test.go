@@ -171,4 +171,29 @@ func TestClaimLinearizable(t *testing.T) {
 		}
 	}
 	t.Logf("%d rounds: claims per client %v", rounds, wins)
+	// Every node holds the same queue: each task claimed by its winner.
+	var last uint64
+	for _, n := range nodes {
+		last = max(last, n.r.Applied())
+	}
+	var want []string
+	for i, n := range nodes {
+		if err := n.r.WaitApplied(ctx, last); err != nil {
+			t.Fatal(err)
+		}
+		tasks, total, err := n.tasks.List(ctx, task.Filter{Limit: task.MaxListLimit})
+		if err != nil || total != rounds {
+			t.Fatalf("node %d: %d tasks (%v), want %d", i, total, err, rounds)
+		}
+		var got []string
+		for _, tk := range tasks {
+			got = append(got, tk.ID+" "+string(tk.Status)+" "+tk.Assignee+" "+tk.UpdatedAt.String())
+		}
+		slices.Sort(got)
+		if i == 0 {
+			want = got
+		} else if !slices.Equal(got, want) {
+			t.Fatalf("node %d's queue differs from node 0's", i)
+		}
+	}
 }
