@@ -94,13 +94,18 @@ const (
 	BackendNATS  = "nats"
 )
 
-// BackendConfig is the aacp.backend key: where agent messages are kept.
+// BackendConfig is the aacp.backend key: where agent messages are kept;
+// and aacp.stateBackend: where the shared domain state is kept.
 type BackendConfig struct {
 	Backend string `json:"backend" config:"enum=files|nats" help:"Where agent messages are kept: files (the journal in aacp.dataDir, one machine) or nats (NATS JetStream, see the nats keys: several machines)."`
+	// StateBackend selects package sharedstate.
+	StateBackend string `json:"stateBackend" config:"enum=files|nats" help:"Where memory, sessions (with their guard policies), file reservations and the work queue are kept: files (the SQLite store in store.dir, shared by the processes of one machine) or nats (events on NATS JetStream applied to each process's store: several machines; see the nats keys)."`
 }
 
-// DefaultBackendConfig is the default: files.
-func DefaultBackendConfig() BackendConfig { return BackendConfig{Backend: BackendFiles} }
+// DefaultBackendConfig is the default: files for both.
+func DefaultBackendConfig() BackendConfig {
+	return BackendConfig{Backend: BackendFiles, StateBackend: BackendFiles}
+}
 
 // AddBackendConfig adds aacp.backend to a Loader.
 func AddBackendConfig(l *core.Loader, cfg *BackendConfig) error { return l.Add(BackendPath, cfg) }

@@ -262,6 +262,10 @@ func (d *DB) Close() error {
 // timeout or not). fn's error rolls the transaction back and is returned
 // as it is.
 func (d *DB) write(ctx context.Context, fn func(conn *sql.Conn) error) error {
+	// Inside ApplyEvent the write joins the event's transaction.
+	if conn := applyConn(ctx, d); conn != nil {
+		return fn(conn)
+	}
 	db, err := d.writeHandle(ctx)
 	if err != nil {
 		return err

@@ -63,7 +63,17 @@
 // aacp_messages_fts (same rowid; subject and payload text) and
 // aacp_index_channels, per journal channel the highest seq indexed. The
 // agent messaging journal stays the source of truth: the index is derived
-// from it and can be emptied (Reset) and rebuilt.
+// from it and can be emptied (Reset) and rebuilt; replication_applied
+// and replication_results, per replicated stream the last sequence
+// applied and the outcomes of recent events (package sharedstate).
+//
+// # Replicated state
+//
+// ApplyEvent applies one event of a stream with a function whose store
+// writes (any of Memory, Sessions, Reservations, Tasks, through the ctx
+// it is given) join one transaction with the event's outcome and the
+// stream's new applied sequence: a sequence already applied is skipped,
+// so an event is applied once per database whoever delivers it.
 //
 // # Change feed
 //

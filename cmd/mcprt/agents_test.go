@@ -9,7 +9,7 @@ package main
 // Not covered: the redaction of secret-looking keys in agent_get_state. No
 // fixture agent can store a key of the caller's choosing (counter keeps
 // only "count", echo keeps nothing), so a black-box test cannot put a
-// secret into an agent's state; mcp/builtin's own tests cover it.
+// secret into an agent's state; tools/builtin's own tests cover it.
 
 import (
 	"fmt"

@@ -70,7 +70,7 @@ func (h humanMessaging) Caller(context.Context) (string, error) { return h.agent
 
 // consoleReservations implements console.Reservations.
 type consoleReservations struct {
-	store *store.Reservations
+	store reservation.Store
 	svc   *reservation.Service
 	clock core.Clock
 }

@@ -230,7 +230,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	go telemetry.Run(ctx)
 	// Memory, sessions, guard policies and traces share one SQLite store,
 	// opened by its first use; the trace sink records every tools/call.
-	dom, err := domain.New(domain.Options{Config: domainCfg, Base: cfg, Logger: logger, Clock: clock})
+	dom, err := domain.New(domain.Options{Config: domainCfg, Base: cfg, Logger: logger, Clock: clock,
+		Shared: natsBack.sharedState(natsCfg)})
+	if errors.Is(err, domain.ErrSharedState) {
+		logger.Error("cannot start the shared state on NATS", "error", err.Error())
+		return exitFatal
+	}
 	if err != nil {
 		logConfigError(bootLog, err) // unredacted: "key" is a redaction key
 		return exitConfig
@@ -277,7 +282,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	if err := builtin.Register(srv, builtin.Options{Agents: agents, Version: cfg.Server.Version,
 		Admin:       cfg.Tools.AdminRegistrationEnabled && cfg.Security.DynamicRegistrationEnabled,
 		AdminPolicy: cfg.Tools.AdminPolicy.Mode, MaxStateBytes: cfg.Tools.MaxStateBytes, RedactKeys: cfg.Logging.RedactKeys,
-		AdminAuthorized: adminAuthorized, MessagingHealth: messagingHealth(natsBack, cfg.AACP.DataDir)}); err != nil {
+		AdminAuthorized: adminAuthorized, MessagingHealth: withSharedState(messagingHealth(natsBack, cfg.AACP.DataDir), dom)}); err != nil {
 		logger.Error("cannot register the built-in tools", "error", err.Error())
 		return exitFatal
 	}

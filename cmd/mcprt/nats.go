@@ -46,7 +46,7 @@ type natsBackend struct {
 // unreachable or a stream's configuration conflicts.
 func startNATS(ctx context.Context, cfg core.Config, ns natsSettings, logger *slog.Logger) (*natsBackend, int, error) {
 	nc := ns.NATS
-	useNATS := ns.Backend.Backend == natsengine.BackendNATS
+	useNATS := ns.Backend.Backend == natsengine.BackendNATS || ns.Backend.StateBackend == natsengine.BackendNATS
 	if !useNATS && nc.Server.Listen == "" {
 		return nil, 0, nil
 	}
@@ -68,7 +68,7 @@ func startNATS(ctx context.Context, cfg core.Config, ns natsSettings, logger *sl
 	b.url = nc.URL
 	if b.url == "" {
 		if b.srv == nil {
-			return nil, exitConfig, errors.New("aacp.backend is nats but nats.url is empty and nats.server.listen embeds no server; set nats.url (MCPRT_NATS_URL=nats://hub:4222) or nats.server.listen")
+			return nil, exitConfig, errors.New("aacp.backend or aacp.stateBackend is nats but nats.url is empty and nats.server.listen embeds no server; set nats.url (MCPRT_NATS_URL=nats://hub:4222) or nats.server.listen")
 		}
 		b.url = b.srv.ClientURL()
 	}
@@ -79,6 +79,9 @@ func startNATS(ctx context.Context, cfg core.Config, ns natsSettings, logger *sl
 		return nil, exitFatal, err
 	}
 	b.conn = conn
+	if ns.Backend.Backend != natsengine.BackendNATS { // only the shared state is on NATS (nats_state.go)
+		return b, 0, nil
+	}
 	octx, cancel := context.WithTimeout(ctx, nc.ConnectTimeout())
 	defer cancel()
 	st, err := natsjournal.Open(octx, natsjournal.Options{
@@ -139,7 +142,7 @@ type natsReplica struct {
 
 // healthFunc returns the health hook: nil unless the journal is on NATS.
 func (b *natsBackend) healthFunc() func() any {
-	if b == nil || b.conn == nil {
+	if b == nil || b.store == nil {
 		return nil
 	}
 	return func() any { return b.health() }

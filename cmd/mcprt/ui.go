@@ -185,6 +185,7 @@ func mountConsole(ctx context.Context, web *streamable.Handler, uiCfg console.Co
 	if err != nil {
 		return nil, err
 	}
+	sources.shareWith(domain, clock, messaging, cmp.Or(uiCfg.HumanAgentID, console.DefaultConfig().HumanAgentID)) // nats_state.go
 	opts := console.Options{Config: uiCfg, DataDir: cfg.AACP.DataDir, StoreDir: domainCfg.StoreDir(cfg.AACP.DataDir),
 		PoliciesDir: domainCfg.PoliciesDir(cfg.AACP.DataDir), BusyTimeout: busy,
 		Messaging: messaging, Token: token, AllowedHosts: httpCfg.AllowedHosts, AllowedOrigins: httpCfg.AllowedOrigins,

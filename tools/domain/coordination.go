@@ -40,9 +40,9 @@ type coordination struct {
 // newCoordination builds the coordination services over the store and
 // puts the reservation gate on guard_check.
 func (d *Domain) newCoordination(cfg config.Domain, opts Options) {
-	d.coord.reservations = reservation.NewService(reservation.Options{Store: d.db.Reservations(), Clock: opts.Clock, IDs: opts.IDs,
+	d.coord.reservations = reservation.NewService(reservation.Options{Store: d.stores.reservations, Clock: opts.Clock, IDs: opts.IDs,
 		MaxPerAgent: cfg.Coord.MaxReservationsPerAgent, DefaultTTL: time.Duration(cfg.Coord.DefaultTTLSeconds) * time.Second})
-	d.coord.tasks = task.NewService(d.db.Tasks(), opts.Clock, opts.IDs)
+	d.coord.tasks = task.NewService(d.stores.tasks, opts.Clock, opts.IDs)
 	d.guard.SetReservationGate(d.reservationGate("", true))
 }
 

@@ -34,6 +34,9 @@ type Options struct {
 	// system clock and UUID v4.
 	Clock core.Clock
 	IDs   core.IDGenerator
+	// Shared, when set, shares the domain state across machines
+	// (sharedstate.go).
+	Shared *SharedState
 }
 
 // Domain holds the domain services over one lazily opened store. Build it
@@ -55,6 +58,7 @@ type Domain struct {
 	flows        *workflow.Engine
 	clock        core.Clock
 	coord        coordination // reservations and the work queue (coordination.go)
+	stores       domainStores // the stores the services run on (sharedstate.go)
 	agentID      string       // aacp.agentId, named by the check_inbox prompt
 }
 
@@ -80,8 +84,11 @@ func New(opts Options) (*Domain, error) {
 	}
 	d := &Domain{db: db, serverID: opts.IDs.NewID(), runTimeoutMs: cfg.Agent.RunTimeoutMs, clock: opts.Clock, agentID: opts.Base.AACP.AgentID,
 		updates: newUpdates(db, time.Duration(cfg.Store.WatchIntervalMs)*time.Millisecond, opts.Clock, opts.Logger)}
-	d.memory = memory.NewService(db.Memory(), opts.Clock)
-	d.sessions = session.NewService(db.Sessions(), opts.Clock, opts.IDs)
+	if d.stores, err = newStores(db, opts); err != nil {
+		return nil, sharedStateError(err)
+	}
+	d.memory = memory.NewService(d.stores.memory, opts.Clock)
+	d.sessions = session.NewService(d.stores.sessions, opts.Clock, opts.IDs)
 	dir := cfg.PoliciesDir(dataDir)
 	if d.guard, err = guard.NewService(dir, d.sessions); err != nil {
 		source := "file or env"
@@ -151,6 +158,9 @@ func (d *Domain) Close(ctx context.Context) error {
 	d.updates.stop()
 	if d.recorder != nil {
 		errs = append(errs, d.recorder.Close(ctx))
+	}
+	if d.stores.shared != nil {
+		d.stores.shared.Close()
 	}
 	errs = append(errs, d.db.Close())
 	return errors.Join(errs...)

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/domain/reservation"
+	"github.com/mcprt/mcprt/domain/task"
+	"github.com/mcprt/mcprt/tools/messaging"
+	"github.com/mcprt/mcprt/tools/domain"
+	"github.com/mcprt/mcprt/natsengine"
+)
+
+// sharedState returns the domain's shared-state option: nil unless
+// aacp.stateBackend is nats (then startNATS connected).
+func (b *natsBackend) sharedState(ns natsSettings) *domain.SharedState {
+	if b == nil || b.conn == nil || ns.Backend.StateBackend != natsengine.BackendNATS {
+		return nil
+	}
+	return &domain.SharedState{JS: b.conn.JS, Replicas: ns.NATS.Replicas, OpenTimeout: ns.NATS.ConnectTimeout()}
+}
+
+// withSharedState adds sharedState (the applier's sequence, the stream's
+// last and the lag between them) to the messaging report of health when
+// the shared state is on NATS.
+func withSharedState(report func() any, dom *domain.Domain) func() any {
+	if !dom.SharesState() {
+		return report
+	}
+	ctx := context.Background()
+	return func() any {
+		m := map[string]any{}
+		if raw, err := json.Marshal(report()); err == nil {
+			_ = json.Unmarshal(raw, &m)
+		}
+		sctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		st, _ := dom.SharedStateStatus(sctx)
+		m["sharedState"] = st
+		return m
+	}
+}
+
+// shareWith makes the console's reservation and task actions go through
+// the domain's shared stores when the state is on NATS, so a person's
+// force-release or task change reaches every machine.
+func (s *consoleSources) shareWith(dom *domain.Domain, clock core.Clock, msgs *messaging.Service, humanID string) {
+	res, tasks, ok := dom.SharedCoordStores()
+	if !ok {
+		return
+	}
+	if clock == nil {
+		clock = core.SystemClock{}
+	}
+	human := humanMessaging{Service: msgs, agentID: humanID}
+	s.reservations = consoleReservations{store: res, svc: reservation.NewService(reservation.Options{Store: res, Messaging: human, Clock: clock}), clock: clock}
+	s.tasks = consoleTasks{svc: task.NewService(tasks, clock, nil)}
+}
