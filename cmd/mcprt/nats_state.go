@@ -8,9 +8,9 @@ import (
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/domain/reservation"
 	"github.com/mcprt/mcprt/domain/task"
-	"github.com/mcprt/mcprt/tools/messaging"
-	"github.com/mcprt/mcprt/tools/domain"
 	"github.com/mcprt/mcprt/natsengine"
+	"github.com/mcprt/mcprt/tools/domain"
+	"github.com/mcprt/mcprt/tools/messaging"
 )
 
 // sharedState returns the domain's shared-state option: nil unless
