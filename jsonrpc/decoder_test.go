@@ -50,10 +50,10 @@ func TestReusedDecoderMatchesFreshDecode(t *testing.T) {
 		`{ "jsonrpc" : "2.0" , "id" : 7 , "method" : "ping" }`,
 		`{"jsonrpc":"2.0","id":8,"method":"ping"}`,
 	}
-	var d decoder
+	var d Decoder
 	for round := range 3 {
 		for _, line := range lines {
-			got, gerr := d.decode([]byte(line))
+			got, gerr := d.Decode([]byte(line))
 			want, werr := Decode([]byte(line))
 			if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gerr, werr) {
 				t.Fatalf("round %d, line %.60s: reused decoder gave %#v %#v, fresh gave %#v %#v", round, line, got, gerr, want, werr)

@@ -80,16 +80,19 @@ func isBlank(line []byte) bool {
 // keys are matched case-sensitively, duplicate keys and case variants of the
 // envelope members are rejected, and the id is kept as raw bytes.
 func Decode(line []byte) (Message, *DecodeError) {
-	var d decoder
-	return d.decode(line)
+	var d Decoder
+	return d.Decode(line)
 }
 
-// decoder decodes line after line with one json.Decoder: it reads from a
-// source that serves the current line, and once a whole valid line has been
-// consumed the json.Decoder (which reads a stream of values) is ready for
-// the next. After anything unusual it starts afresh. Not safe for
-// concurrent use.
-type decoder struct {
+// A Decoder decodes message after message as Decode does, with one
+// json.Decoder: it reads from a source that serves the current message,
+// and once a whole valid message has been consumed the json.Decoder (which
+// reads a stream of values) is ready for the next, its buffers reused.
+// After anything unusual it starts afresh. What it returns does not alias
+// its buffers or the message. The zero value is ready; a Decoder is not
+// safe for concurrent use (a transport that decodes on many goroutines
+// keeps a pool of them).
+type Decoder struct {
 	src lineSource
 	dec *json.Decoder
 }
@@ -187,7 +190,8 @@ func (s *lineSource) scan(b []byte) (int, bool) {
 	return len(b), false
 }
 
-func (d *decoder) decode(line []byte) (Message, *DecodeError) {
+// Decode decodes one message (not a batch) as the function Decode does.
+func (d *Decoder) Decode(line []byte) (Message, *DecodeError) {
 	if derr := checkJSON(line); derr != nil {
 		return nil, derr
 	}

@@ -28,6 +28,29 @@ type Stream interface {
 	Close() error
 }
 
+// A MessageReader is a Stream whose transport decodes each incoming
+// message itself (to route it: an HTTP POST must know whether it carries a
+// request before it answers) and hands the Conn what it decoded, so that a
+// message is decoded once. The Conn calls ReadMessage instead of Read.
+type MessageReader interface {
+	// ReadMessage returns the next incoming message, with Read's errors.
+	ReadMessage() (Incoming, error)
+}
+
+// Incoming is one message a MessageReader hands the Conn.
+type Incoming struct {
+	// Data is the message's JSON text, as Read would return it.
+	Data []byte
+	// Message is what Decode returned for Data, unchanged, or nil. The
+	// Conn routes it as it is, without decoding Data again; when it is
+	// nil (a batch, or a message Decode refused) the Conn decodes Data
+	// and answers it as it answers what Read returns. Message must come
+	// from Decode: the engine's rules (case-exact members, duplicates
+	// refused, ids kept as their exact text) are checked there and
+	// nowhere else.
+	Message Message
+}
+
 // Outgoing is one message on its way out, with what a transport needs to
 // route it.
 type Outgoing struct {

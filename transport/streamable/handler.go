@@ -85,6 +85,9 @@ type Handler struct {
 	listens *listenBounds
 
 	mounts []mount // extra handlers beside the endpoint (Mount); set before Serve
+	// decoders are the envelope decoders of the POSTs (*jsonrpc.Decoder):
+	// a POST decodes its message once and hands it to its session decoded.
+	decoders sync.Pool
 
 	mu       sync.Mutex
 	sessions map[string]*session // by Mcp-Session-Id; guarded by mu

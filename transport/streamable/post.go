@@ -47,24 +47,31 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, cred int) {
 	if !ok {
 		return
 	}
-	data := bytes.Trim(body, " \t\r\n")
+	// The message is decoded here, once: the session's connection routes
+	// what this POST decoded (a batch, and a message that could not be
+	// decoded, it decodes itself, to answer them).
+	in := jsonrpc.Incoming{Data: bytes.Trim(body, " \t\r\n")}
+	batch := len(in.Data) > 0 && in.Data[0] == '['
+	var derr *jsonrpc.DecodeError
+	if !batch {
+		in.Message, derr = h.decode(in.Data)
+	}
 	if s != nil {
-		h.deliver(w, r, s, data, false)
+		h.deliver(w, r, s, in, derr, false)
 		return
 	}
 	// No session yet: only initialize may come.
-	if len(data) > 0 && data[0] == '[' {
+	if batch {
 		h.fail(w, nil, http.StatusBadRequest, core.CodeInvalidArgument, "a batch cannot open a session: send "+
 			"initialize on its own, without Mcp-Session-Id, then use the id its response carries")
 		return
 	}
-	msg, derr := jsonrpc.Decode(data)
 	if derr != nil {
 		h.failID(w, nil, http.StatusBadRequest, core.CodeInvalidArgument, nil, derr.Err.Code, derr.Err.Message)
 		return
 	}
-	if req, isReq := msg.(*jsonrpc.Request); !isReq || req.Method != mcp.MethodInitialize || statelessHeader(r) {
-		h.postStateless(w, r, cred, data, msg)
+	if req, isReq := in.Message.(*jsonrpc.Request); !isReq || req.Method != mcp.MethodInitialize || statelessHeader(r) {
+		h.postStateless(w, r, cred, in)
 		return
 	}
 	tools, ok := h.sessionTools(w, r)
@@ -78,7 +85,18 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, cred int) {
 	}
 	s.begin()
 	defer s.end()
-	h.deliver(w, r, s, data, true)
+	h.deliver(w, r, s, in, nil, true)
+}
+
+// decode decodes one message (not a batch) with a decoder of the pool.
+func (h *Handler) decode(data []byte) (jsonrpc.Message, *jsonrpc.DecodeError) {
+	d, _ := h.decoders.Get().(*jsonrpc.Decoder)
+	if d == nil {
+		d = new(jsonrpc.Decoder)
+	}
+	msg, derr := d.Decode(data)
+	h.decoders.Put(d)
+	return msg, derr
 }
 
 // readBody reads the request body within transport.maxMessageBytes and the
@@ -112,28 +130,28 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, s *session) (
 
 // deliver hands a message of session s to its connection and answers the
 // POST: 202 for notifications and responses, the answer (JSON or an event
-// stream) for anything that gets one.
-func (h *Handler) deliver(w http.ResponseWriter, r *http.Request, s *session, data []byte, init bool) {
-	if len(data) > 0 && data[0] == '[' {
-		h.deliverBatch(w, r, s, data)
+// stream) for anything that gets one. in.Message is the decoded message
+// (nil for a batch, or when decoding failed with derr).
+func (h *Handler) deliver(w http.ResponseWriter, r *http.Request, s *session, in jsonrpc.Incoming, derr *jsonrpc.DecodeError, init bool) {
+	if len(in.Data) > 0 && in.Data[0] == '[' {
+		h.deliverBatch(w, r, s, in.Data)
 		return
 	}
-	msg, derr := jsonrpc.Decode(data)
 	if derr != nil {
 		if derr.ID.IsZero() {
-			h.exchange(w, r, s, data, exchangeSpec{anon: true, status: http.StatusBadRequest})
+			h.exchange(w, r, s, in, exchangeSpec{anon: true, status: http.StatusBadRequest})
 		} else {
-			h.exchange(w, r, s, data, exchangeSpec{id: derr.ID, status: http.StatusBadRequest})
+			h.exchange(w, r, s, in, exchangeSpec{id: derr.ID, status: http.StatusBadRequest})
 		}
 		return
 	}
-	switch m := msg.(type) {
+	switch m := in.Message.(type) {
 	case *jsonrpc.Request:
-		h.exchange(w, r, s, data, exchangeSpec{id: m.ID, status: http.StatusOK, init: init})
+		h.exchange(w, r, s, in, exchangeSpec{id: m.ID, status: http.StatusOK, init: init})
 	case *jsonrpc.Notification:
-		h.accept(w, r, s, data, cancelledIDs(m))
+		h.accept(w, r, s, in, cancelledIDs(m))
 	default: // a response to a request of the server
-		h.accept(w, r, s, data, nil)
+		h.accept(w, r, s, in, nil)
 	}
 }
 
@@ -143,7 +161,7 @@ func (h *Handler) deliver(w http.ResponseWriter, r *http.Request, s *session, da
 func (h *Handler) deliverBatch(w http.ResponseWriter, r *http.Request, s *session, data []byte) {
 	elems, derr := jsonrpc.DecodeBatch(data)
 	if derr != nil {
-		h.exchange(w, r, s, data, exchangeSpec{anon: true, status: http.StatusBadRequest})
+		h.exchange(w, r, s, jsonrpc.Incoming{Data: data}, exchangeSpec{anon: true, status: http.StatusBadRequest})
 		return
 	}
 	answered := len(elems) == 0 || s.sess.Batch() != nil
@@ -165,10 +183,10 @@ func (h *Handler) deliverBatch(w http.ResponseWriter, r *http.Request, s *sessio
 		}
 	}
 	if !answered {
-		h.accept(w, r, s, data, cancels)
+		h.accept(w, r, s, jsonrpc.Incoming{Data: data}, cancels)
 		return
 	}
-	h.exchange(w, r, s, data, exchangeSpec{anon: true, ids: ids, status: http.StatusOK})
+	h.exchange(w, r, s, jsonrpc.Incoming{Data: data}, exchangeSpec{anon: true, ids: ids, status: http.StatusOK})
 }
 
 // cancelledIDs returns the request id a notifications/cancelled names.
@@ -185,8 +203,8 @@ func cancelledIDs(n *jsonrpc.Notification) []jsonrpc.ID {
 
 // accept hands over a message that gets no answer and writes 202. The
 // requests it cancels get no response: their POSTs end.
-func (h *Handler) accept(w http.ResponseWriter, r *http.Request, s *session, data []byte, cancels []jsonrpc.ID) {
-	if !s.push(r.Context(), data) {
+func (h *Handler) accept(w http.ResponseWriter, r *http.Request, s *session, in jsonrpc.Incoming, cancels []jsonrpc.ID) {
+	if !s.push(r.Context(), in) {
 		h.gone(w, s, nil)
 		return
 	}
@@ -211,7 +229,7 @@ type exchangeSpec struct {
 // exchange hands a message that gets an answer to the connection, with a
 // stream that collects what belongs to it, and answers the POST from that
 // stream.
-func (h *Handler) exchange(w http.ResponseWriter, r *http.Request, s *session, data []byte, x exchangeSpec) {
+func (h *Handler) exchange(w http.ResponseWriter, r *http.Request, s *session, in jsonrpc.Incoming, x exchangeSpec) {
 	if x.anon { // one at a time: such answers are told apart by order only
 		select {
 		case s.anonSlot <- struct{}{}:
@@ -254,7 +272,7 @@ func (h *Handler) exchange(w http.ResponseWriter, r *http.Request, s *session, d
 	// sends before its response waits for this client rather than
 	// overflowing the log, and a server-side close (CloseStream) finds it.
 	gen := st.attach(0)
-	if !s.push(r.Context(), data) {
+	if !s.push(r.Context(), in) {
 		st.detach(gen)
 		s.mu.Lock()
 		if x.anon && s.anon == st {
