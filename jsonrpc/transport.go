@@ -21,8 +21,10 @@ type Stream interface {
 	Read() ([]byte, error)
 	// Write sends one outgoing message. It may return before the bytes
 	// are on the wire (a transport may gather messages), unless m.Flush
-	// is set. It returns ErrClosed once the stream is closed. Write does
-	// not keep m.Data after it returns.
+	// is set. It returns ErrClosed once the stream is closed. m.Data is
+	// the stream's from then on: the Conn makes every message afresh for
+	// one Write and never touches it again, so a transport may keep it
+	// (in a replay log, say) without copying.
 	Write(ctx context.Context, m Outgoing) error
 	// Close ends the stream: nothing more is written and Read returns.
 	Close() error

@@ -553,7 +553,11 @@ func acceptable(r *http.Request, mediaType string) bool {
 	major, _, _ := strings.Cut(mediaType, "/")
 	for _, v := range values {
 		for part := range strings.SplitSeq(v, ",") {
-			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+			part = strings.TrimSpace(part)
+			if strings.EqualFold(part, mediaType) || part == "*/*" || strings.EqualFold(part, major+"/*") {
+				return true // what mime.ParseMediaType would find, without its map
+			}
+			mt, params, err := mime.ParseMediaType(part)
 			if err != nil || params["q"] == "0" {
 				continue
 			}

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcprt/mcprt/core"
@@ -20,7 +21,7 @@ import (
 // protocol revision has them). Without Mcp-Session-Id the message must be
 // initialize, which opens a session.
 func (h *Handler) post(w http.ResponseWriter, r *http.Request, cred int) {
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+	if !isJSON(r.Header.Get("Content-Type")) {
 		h.fail(w, nil, http.StatusUnsupportedMediaType, core.CodeInvalidArgument, "the body must be one JSON-RPC message "+
 			"sent as Content-Type: application/json, not "+clipText(r.Header.Get("Content-Type")))
 		return
@@ -89,14 +90,25 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, cred int) {
 }
 
 // decode decodes one message (not a batch) with a decoder of the pool.
+// The body was read for this message alone: what the message holds
+// (params) is a slice of it, not a copy.
 func (h *Handler) decode(data []byte) (jsonrpc.Message, *jsonrpc.DecodeError) {
 	d, _ := h.decoders.Get().(*jsonrpc.Decoder)
 	if d == nil {
 		d = new(jsonrpc.Decoder)
 	}
-	msg, derr := d.Decode(data)
+	msg, derr := d.DecodeInPlace(data)
 	h.decoders.Put(d)
 	return msg, derr
+}
+
+// isJSON reports whether a Content-Type names application/json.
+func isJSON(contentType string) bool {
+	if strings.EqualFold(contentType, "application/json") {
+		return true // the common case, without mime.ParseMediaType's map
+	}
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "application/json"
 }
 
 // readBody reads the request body within transport.maxMessageBytes and the
@@ -112,7 +124,7 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, s *session) (
 	}
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(h.readTimeout))
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(h.maxBody)))
+	body, err := readSized(http.MaxBytesReader(w, r.Body, int64(h.maxBody)), r.ContentLength)
 	_ = rc.SetReadDeadline(time.Time{})
 	var mbe *http.MaxBytesError
 	switch {
@@ -126,6 +138,31 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, s *session) (
 	}
 	w.Header().Del("Connection") // read whole: the connection may be kept (see closeUnlessRead)
 	return body, true
+}
+
+// readSized reads rd to its end. When the body's length is known (n >= 0,
+// and within the limit rd enforces), it is read into one buffer of that
+// length plus the byte that tells the end: no buffer grows and nothing is
+// copied. Otherwise it reads as io.ReadAll does.
+func readSized(rd io.Reader, n int64) ([]byte, error) {
+	if n < 0 {
+		return io.ReadAll(rd)
+	}
+	buf := make([]byte, 0, n+1)
+	for {
+		m, err := rd.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+		if len(buf) == cap(buf) { // longer than announced: let the reader (and its limit) say what it is
+			rest, err := io.ReadAll(rd)
+			return append(buf, rest...), err
+		}
+	}
 }
 
 // deliver hands a message of session s to its connection and answers the
@@ -337,7 +374,9 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, s *session, st 
 			w.WriteHeader(status)
 			rc := http.NewResponseController(w)
 			_ = rc.SetWriteDeadline(time.Now().Add(h.writeTimeout))
-			_, _ = w.Write(append(ev.data[:len(ev.data):len(ev.data)], '\n'))
+			if _, err := w.Write(ev.data); err == nil {
+				_, _ = io.WriteString(w, "\n")
+			}
 			_ = rc.SetWriteDeadline(time.Time{})
 			st.detach(gen)
 			s.forget(st) // a JSON answer has no event ids: nothing to resume

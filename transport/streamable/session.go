@@ -116,7 +116,7 @@ func (s *session) push(ctx context.Context, msg jsonrpc.Incoming) bool {
 // or else to a standalone stream. It returns jsonrpc.ErrClosed once the
 // session is closed.
 func (s *session) Write(ctx context.Context, m jsonrpc.Outgoing) error {
-	data := bytes.Clone(bytes.TrimRight(m.Data, "\n"))
+	data := bytes.TrimRight(m.Data, "\n") // the session's from now on: the Conn made it for this write alone
 	related := !m.Related.IsZero()
 	s.mu.Lock()
 	if s.closed {
