@@ -61,7 +61,7 @@ func (s *Server) InvokeTool(ctx context.Context, name string, args json.RawMessa
 	if !isObject(args) {
 		return nil, core.NewError(core.CodeInvalidArgument, "the arguments must be a JSON object, got "+jsontext.ClipBytes(args, 40))
 	}
-	size := core.CompactLen(args)
+	size := jsontext.CompactLen(args)
 	if size > s.cfg.Tools.MaxPayloadBytes {
 		return nil, core.NewError(core.CodeResourceExhausted, fmt.Sprintf("the arguments are %d bytes (compact JSON), over the limit of %d "+
 			"(tools.maxPayloadBytes); send smaller arguments", size, s.cfg.Tools.MaxPayloadBytes)).

@@ -26,11 +26,20 @@ type Spaced struct {
 	pending  byte  // the byte owed after an inserted space; 0 when none
 	served   int   // bytes served since Reset
 	spaces   []int // where the inserted spaces were served, ascending
+	// first holds the spaces of an object of a few members, so that a
+	// Spaced used once allocates nothing for them.
+	first [16]int
 }
 
 // Reset starts serving obj.
 func (s *Spaced) Reset(obj []byte) {
-	*s = Spaced{b: obj, spaces: s.spaces[:0]}
+	spaces := s.spaces[:0]
+	*s = Spaced{b: obj}
+	if cap(spaces) > len(s.first) {
+		s.spaces = spaces
+	} else {
+		s.spaces = s.first[:0]
+	}
 }
 
 // Done reports whether everything was served.
