@@ -347,7 +347,7 @@ func waitStream(t *testing.T, st *stream, cond func(*stream) bool) {
 	t.Helper()
 	for {
 		st.mu.Lock()
-		ok, ch := cond(st), st.wake
+		ok, ch := cond(st), st.wakeLocked()
 		st.mu.Unlock()
 		if ok {
 			return
