@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"mime"
 	"net"
 	"net/http"
 	"os"
@@ -541,32 +540,6 @@ func (h *Handler) failID(w http.ResponseWriter, s *session, status int, code cor
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_, _ = w.Write(append(b, '\n'))
-}
-
-// acceptable reports whether the Accept header allows the media type
-// (type/subtype, */* and type/* count). No Accept header allows anything.
-func acceptable(r *http.Request, mediaType string) bool {
-	values := r.Header.Values("Accept")
-	if len(values) == 0 {
-		return true
-	}
-	major, _, _ := strings.Cut(mediaType, "/")
-	for _, v := range values {
-		for part := range strings.SplitSeq(v, ",") {
-			part = strings.TrimSpace(part)
-			if strings.EqualFold(part, mediaType) || part == "*/*" || strings.EqualFold(part, major+"/*") {
-				return true // what mime.ParseMediaType would find, without its map
-			}
-			mt, params, err := mime.ParseMediaType(part)
-			if err != nil || params["q"] == "0" {
-				continue
-			}
-			if mt == mediaType || mt == "*/*" || mt == major+"/*" {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // closeUnlessRead marks the answer to a request that has a body with
