@@ -84,7 +84,8 @@ type Dispatcher interface {
 // NewConn and run it with Serve.
 type Conn struct {
 	stream Stream
-	pacer  Pacer // the stream, when it paces its reader; else nil
+	pacer  Pacer         // the stream, when it paces its reader; else nil
+	reader MessageReader // the stream, when it hands over decoded messages; else nil
 	disp   Dispatcher
 	opts   Options
 	log    *slog.Logger
@@ -98,7 +99,7 @@ type Conn struct {
 
 	readerHandoff *handoff // makes a new reader when a handler runs long
 	nextID        atomic.Int64
-	dec           decoder // the reader's envelope decoder, reused message after message
+	dec           Decoder // the reader's envelope decoder, reused message after message
 
 	mu       sync.Mutex // guards the fields below
 	ctx      context.Context
@@ -140,6 +141,7 @@ func NewConn(stream Stream, disp Dispatcher, opts Options) *Conn {
 		pending:  map[ID]chan *Response{},
 	}
 	c.pacer, _ = stream.(Pacer)
+	c.reader, _ = stream.(MessageReader)
 	c.readerHandoff = newHandoff(func() { go c.readLoop() })
 	c.ctx, c.cancel = context.WithCancelCause(context.WithValue(context.Background(), connKey{}, c))
 	return c
@@ -190,14 +192,24 @@ func (c *Conn) readLoop() {
 		if c.pacer != nil {
 			c.pacer.Pace(c.done)
 		}
-		msg, err := c.stream.Read()
+		var in Incoming
+		var err error
+		if c.reader != nil {
+			in, err = c.reader.ReadMessage()
+		} else {
+			in.Data, err = c.stream.Read()
+		}
 		if c.closed.Load() {
 			c.report(nil)
 			return
 		}
 		switch {
+		case err == nil && in.Message != nil:
+			if !c.route(in.Message, nil) {
+				return
+			}
 		case err == nil:
-			if !c.handleMessage(msg) {
+			if !c.handleMessage(in.Data) {
 				return
 			}
 		case isWireError(err):
@@ -281,7 +293,7 @@ func (c *Conn) handleMessage(data []byte) bool {
 		c.handleBatch(data)
 		return true
 	}
-	msg, derr := c.dec.decode(data)
+	msg, derr := c.dec.Decode(data)
 	if derr != nil {
 		c.log.Debug("rejected a message", "code", derr.Err.Code, "error", derr.Err.Message)
 		c.replyError(nil, derr.ID, derr.Params, derr.Err)

@@ -24,6 +24,13 @@
 // (Dispatcher.Route), handles notifications and says whether batches are
 // allowed.
 //
+// Each message is decoded once. A transport that must decode a message
+// itself before handing it over (HTTP answers a POST by what it carries)
+// is a MessageReader: it hands the Conn the decoded message (Incoming),
+// which the Conn routes as it is. A Decoder decodes message after message
+// with its buffers reused; DecodeInPlace, for a message the caller gives
+// away (an HTTP body), returns params that are slices of it, not copies.
+//
 // A minimal server:
 //
 //	type echo struct{}

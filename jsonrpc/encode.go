@@ -19,7 +19,7 @@ const (
 type CompactJSON []byte
 
 // encodeResult encodes a success response ending in "\n". A
-// json.RawMessage result (the common case) is validated and compacted
+// json.RawMessage result is validated and compacted (json.Compact)
 // straight into a frame of the right size.
 func encodeResult(id ID, result any) ([]byte, error) {
 	if c, ok := result.(CompactJSON); ok && len(c) > 0 {
@@ -31,15 +31,15 @@ func encodeResult(id ID, result any) ([]byte, error) {
 		return append(frame, "}\n"...), nil
 	}
 	if raw, ok := result.(json.RawMessage); ok && len(raw) > 0 {
-		if !json.Valid(raw) {
+		buf := bytes.NewBuffer(make([]byte, 0, len(resultPrefix)+len(id.raw)+len(resultMember)+len(raw)+2))
+		buf.WriteString(resultPrefix)
+		buf.Write(id.appendJSON(buf.AvailableBuffer()))
+		buf.WriteString(resultMember)
+		if err := json.Compact(buf, raw); err != nil { // validates and compacts in one pass
 			return nil, errors.New("jsonrpc: the result is not valid JSON")
 		}
-		frame := make([]byte, 0, len(resultPrefix)+len(id.raw)+len(resultMember)+len(raw)+2)
-		frame = append(frame, resultPrefix...)
-		frame = id.appendJSON(frame)
-		frame = append(frame, resultMember...)
-		frame = appendCompact(frame, raw)
-		return append(frame, "}\n"...), nil
+		buf.WriteString("}\n")
+		return buf.Bytes(), nil
 	}
 	var buf bytes.Buffer
 	buf.Grow(64)
@@ -51,32 +51,6 @@ func encodeResult(id ID, result any) ([]byte, error) {
 	}
 	buf.WriteString("}\n")
 	return buf.Bytes(), nil
-}
-
-// appendCompact appends the valid JSON text src without the whitespace
-// outside its strings.
-func appendCompact(dst, src []byte) []byte {
-	inString, escaped := false, false
-	start := 0
-	for i, c := range src {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			dst = append(dst, src[start:i]...)
-			start = i + 1
-		}
-	}
-	return append(dst, src[start:]...)
 }
 
 // appendValue writes v as compact JSON: a json.RawMessage is compacted (and

@@ -62,14 +62,22 @@ func TestFramer(t *testing.T) {
 	}
 }
 
-func TestAppendCompactMatchesEncodingJSON(t *testing.T) {
+// A json.RawMessage result is sent compacted as json.Compact compacts it;
+// one that is not valid JSON is refused.
+func TestRawResultCompacted(t *testing.T) {
 	for _, in := range []string{`{}`, ` { "a" : [ 1 , "x y" , "q\" z" , "\\" ] }`, "[\n\t1,\r\n2 ]", `"  "`, `{"a":"\\\" "}`} {
 		var want bytes.Buffer
 		if err := json.Compact(&want, []byte(in)); err != nil {
 			t.Fatal(err)
 		}
-		if got := appendCompact(nil, []byte(in)); string(got) != want.String() {
-			t.Errorf("appendCompact(%q) = %q, want %q", in, got, want.String())
+		got, err := encodeResult(Int64ID(1), json.RawMessage(in))
+		if wantFrame := `{"jsonrpc":"2.0","id":1,"result":` + want.String() + "}\n"; err != nil || string(got) != wantFrame {
+			t.Errorf("encodeResult(%q) = %q, %v; want %q", in, got, err, wantFrame)
+		}
+	}
+	for _, bad := range []string{`{"a":`, `[1,]`, `"x`} {
+		if got, err := encodeResult(Int64ID(1), json.RawMessage(bad)); err == nil {
+			t.Errorf("encodeResult(%q) = %q, want an error", bad, got)
 		}
 	}
 }

@@ -80,114 +80,46 @@ func isBlank(line []byte) bool {
 // keys are matched case-sensitively, duplicate keys and case variants of the
 // envelope members are rejected, and the id is kept as raw bytes.
 func Decode(line []byte) (Message, *DecodeError) {
-	var d decoder
+	var d Decoder
+	return d.Decode(line)
+}
+
+// maxKeptScratch bounds the value buffer a Decoder keeps between messages:
+// one huge message does not pin its memory.
+const maxKeptScratch = 64 << 10
+
+// A Decoder decodes message after message as Decode does, with one
+// json.Decoder: it reads from a source that serves the current message,
+// and once a whole valid message has been consumed the json.Decoder (which
+// reads a stream of values) is ready for the next, its buffers reused.
+// After anything unusual it starts afresh. What it returns does not alias
+// its buffers or the message. The zero value is ready; a Decoder is not
+// safe for concurrent use (a transport that decodes on many goroutines
+// keeps a pool of them).
+type Decoder struct {
+	src     jsontext.Spaced // serves the current message to dec, spaced
+	dec     *json.Decoder
+	scratch json.RawMessage // each member value, as dec reads it; its buffer is reused
+	inPlace bool            // values are sliced from the message, not copied
+}
+
+// Decode decodes one message (not a batch) as the function Decode does.
+// What it returns does not alias line.
+func (d *Decoder) Decode(line []byte) (Message, *DecodeError) {
+	d.inPlace = false
 	return d.decode(line)
 }
 
-// decoder decodes line after line with one json.Decoder: it reads from a
-// source that serves the current line, and once a whole valid line has been
-// consumed the json.Decoder (which reads a stream of values) is ready for
-// the next. After anything unusual it starts afresh. Not safe for
-// concurrent use.
-type decoder struct {
-	src lineSource
-	dec *json.Decoder
+// DecodeInPlace is Decode for a message that is the caller's to give
+// away (an HTTP body read for it alone): the params, result and error
+// data it returns are slices of data, not copies, so data must not change
+// afterwards.
+func (d *Decoder) DecodeInPlace(data []byte) (Message, *DecodeError) {
+	d.inPlace = true
+	return d.decode(data)
 }
 
-// lineSource is an io.Reader over the line being decoded. It hands the
-// decoder the line with a space before each ',', ':' and '}' of the
-// top-level object (whitespace outside strings means nothing in JSON, and
-// member values keep their exact bytes). The space spares the decoder an
-// error value it would otherwise build and discard at the end of every
-// member name and value of compact JSON (encoding/json's scanner reports
-// "invalid character after top-level value" to find where a value ends).
-type lineSource struct {
-	b        []byte
-	depth    int  // container depth outside strings
-	inString bool // inside a string
-	escaped  bool // after a backslash inside a string
-	pending  byte // the byte owed after an inserted space; 0 when none
-}
-
-func (s *lineSource) reset(line []byte) {
-	*s = lineSource{b: line}
-}
-
-func (s *lineSource) Read(p []byte) (int, error) {
-	n := 0
-	if s.pending != 0 && len(p) > 0 {
-		p[0], s.pending = s.pending, 0
-		n = 1
-	}
-	for n < len(p) && len(s.b) > 0 {
-		lim := min(len(s.b), len(p)-n)
-		i, insert := s.scan(s.b[:lim])
-		n += copy(p[n:], s.b[:i])
-		if !insert {
-			s.b = s.b[i:]
-			continue
-		}
-		// s.b[i] gets a space before it; i < lim leaves room for the space.
-		p[n] = ' '
-		n++
-		if n < len(p) {
-			p[n] = s.b[i]
-			n++
-		} else {
-			s.pending = s.b[i]
-		}
-		s.b = s.b[i+1:]
-	}
-	if n == 0 {
-		return 0, io.EOF
-	}
-	return n, nil
-}
-
-// scan advances the string and depth state over b and returns the number
-// of bytes that pass unchanged, and whether the byte after them needs a
-// space before it (its state is already accounted for).
-func (s *lineSource) scan(b []byte) (int, bool) {
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if s.inString {
-			if s.escaped {
-				s.escaped = false
-				continue
-			}
-			// Jump to the next quote or backslash.
-			j := bytes.IndexAny(b[i:], "\"\\")
-			if j < 0 {
-				return len(b), false
-			}
-			i += j
-			if b[i] == '\\' {
-				s.escaped = true
-			} else {
-				s.inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			s.inString = true
-		case '{', '[':
-			s.depth++
-		case '}', ']':
-			s.depth--
-			if s.depth == 0 {
-				return i, true
-			}
-		case ',', ':':
-			if s.depth == 1 {
-				return i, true
-			}
-		}
-	}
-	return len(b), false
-}
-
-func (d *decoder) decode(line []byte) (Message, *DecodeError) {
+func (d *Decoder) decode(line []byte) (Message, *DecodeError) {
 	if derr := checkJSON(line); derr != nil {
 		return nil, derr
 	}
@@ -195,25 +127,54 @@ func (d *decoder) decode(line []byte) (Message, *DecodeError) {
 		d.dec = json.NewDecoder(&d.src)
 		d.dec.UseNumber() // a top-level 1e700 is valid JSON (-32600), not a float64 overflow (-32700)
 	}
-	d.src.reset(line)
-	msg, derr := decodeTop(d.dec)
-	if derr != nil || len(d.src.b) != 0 || d.src.pending != 0 {
-		d.dec = nil
-		d.src.reset(nil)
+	d.src.Reset(line)
+	msg, derr := d.decodeTop(line)
+	if derr != nil || !d.src.Done() || cap(d.scratch) > maxKeptScratch {
+		d.dec, d.scratch = nil, nil
+		d.src.Reset(nil)
 	}
 	return msg, derr
 }
 
 // decodeTop reads the top-level value: it must be an object.
-func decodeTop(dec *json.Decoder) (Message, *DecodeError) {
-	tok, err := dec.Token()
+func (d *Decoder) decodeTop(line []byte) (Message, *DecodeError) {
+	tok, err := d.dec.Token()
 	if err != nil {
 		return nil, syntaxError(err)
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
+	if dl, ok := tok.(json.Delim); !ok || dl != '{' {
 		return nil, invalid(ID{}, nil, "a JSON-RPC message must be a JSON object")
 	}
-	return decodeObject(dec)
+	// Where this line starts in the decoder's stream: the '{' just read
+	// is served where it stands in the line (no space is inserted before
+	// it). (The stream's offset before the Token is no guide: the
+	// decoder may not have counted the last line's trailing spaces yet.)
+	base := d.dec.InputOffset() - int64(jsontext.SkipSpace(line, 0)+1)
+	msg, derr := d.decodeObject(line, base)
+	if derr == nil && !d.inPlace {
+		detach(msg)
+	}
+	return msg, derr
+}
+
+// detach copies what a decoded message holds of its line (params,
+// result, error data) into one buffer of its own.
+func detach(msg Message) {
+	switch m := msg.(type) {
+	case *Request:
+		m.Params = bytes.Clone(m.Params)
+	case *Notification:
+		m.Params = bytes.Clone(m.Params)
+	case *Response:
+		m.Result = bytes.Clone(m.Result) // (an error's data is decoded apart, into a copy)
+	}
+}
+
+// value returns the member value dec just read into d.scratch as a slice
+// of line (base: where line starts in dec's stream).
+func (d *Decoder) value(line []byte, base int64) json.RawMessage {
+	end := d.src.Offset(int(d.dec.InputOffset() - base))
+	return line[end-len(d.scratch) : end : end]
 }
 
 // checkJSON rejects a line that is not valid UTF-8 or not exactly one valid
@@ -230,8 +191,11 @@ func checkJSON(line []byte) *DecodeError {
 	return nil
 }
 
-// decodeObject reads the members of an object whose '{' was consumed.
-func decodeObject(dec *json.Decoder) (Message, *DecodeError) {
+// decodeObject reads the members of an object whose '{' was consumed. The
+// values it keeps are slices of line (base: where line starts in the
+// decoder's stream).
+func (d *Decoder) decodeObject(line []byte, base int64) (Message, *DecodeError) {
+	dec := d.dec
 	var (
 		vals      [len(memberNames)]json.RawMessage
 		seen      int
@@ -246,10 +210,10 @@ func decodeObject(dec *json.Decoder) (Message, *DecodeError) {
 			return nil, syntaxError(err)
 		}
 		keyString, _ = tok.(string)
-		raw = nil
-		if err := dec.Decode(&raw); err != nil {
+		if err := dec.Decode(&d.scratch); err != nil {
 			return nil, syntaxError(err)
 		}
+		raw = d.value(line, base)
 		bit := -1
 		for i, name := range memberNames {
 			if keyString == name {

@@ -21,11 +21,36 @@ type Stream interface {
 	Read() ([]byte, error)
 	// Write sends one outgoing message. It may return before the bytes
 	// are on the wire (a transport may gather messages), unless m.Flush
-	// is set. It returns ErrClosed once the stream is closed. Write does
-	// not keep m.Data after it returns.
+	// is set. It returns ErrClosed once the stream is closed. m.Data is
+	// the stream's from then on: the Conn makes every message afresh for
+	// one Write and never touches it again, so a transport may keep it
+	// (in a replay log, say) without copying.
 	Write(ctx context.Context, m Outgoing) error
 	// Close ends the stream: nothing more is written and Read returns.
 	Close() error
+}
+
+// A MessageReader is a Stream whose transport decodes each incoming
+// message itself (to route it: an HTTP POST must know whether it carries a
+// request before it answers) and hands the Conn what it decoded, so that a
+// message is decoded once. The Conn calls ReadMessage instead of Read.
+type MessageReader interface {
+	// ReadMessage returns the next incoming message, with Read's errors.
+	ReadMessage() (Incoming, error)
+}
+
+// Incoming is one message a MessageReader hands the Conn.
+type Incoming struct {
+	// Data is the message's JSON text, as Read would return it.
+	Data []byte
+	// Message is what Decode returned for Data, unchanged, or nil. The
+	// Conn routes it as it is, without decoding Data again; when it is
+	// nil (a batch, or a message Decode refused) the Conn decodes Data
+	// and answers it as it answers what Read returns. Message must come
+	// from Decode: the engine's rules (case-exact members, duplicates
+	// refused, ids kept as their exact text) are checked there and
+	// nowhere else.
+	Message Message
 }
 
 // Outgoing is one message on its way out, with what a transport needs to

@@ -183,7 +183,7 @@ func (sess *Session) handleCall(ctx context.Context, req *jsonrpc.Request) (any,
 		ProtocolVersion: sess.versionFor(ctx), RunID: c.runID, CorrelationID: c.cid}
 	c.req.progress = newProgressReporter(sess, c, c.req.Meta, c.req.ProtocolVersion)
 	// Step 4: payload size.
-	c.payload = core.CompactLen(args)
+	c.payload = jsontext.CompactLen(args)
 	if e := s.payloadError(c.payload); e != nil {
 		if rt := s.tool(name); rt == nil || !rt.def.Observer { // observers neither raise nor reset it
 			s.exhausted.Inc()

@@ -68,7 +68,7 @@ func (s *Server) InvokeTool(ctx context.Context, name string, args json.RawMessa
 	if !isObject(args) {
 		return nil, core.NewError(core.CodeInvalidArgument, "the arguments must be a JSON object, got "+jsontext.ClipBytes(args, 40))
 	}
-	size := core.CompactLen(args)
+	size := jsontext.CompactLen(args)
 	if e := s.payloadError(size); e != nil {
 		return nil, e
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/internal/jsontext"
 )
 
 // ---------------------------------------------------------------------------
@@ -225,7 +226,7 @@ func testPropertyCompletionRecords(t *testing.T, tr transportKind) {
 				t.Fatalf("%s: runId %q with outcome %s", what, runID, outcome)
 			}
 			if outcome != OutcomeProtocolError {
-				want := core.CompactLen([]byte(call.args))
+				want := jsontext.CompactLen([]byte(call.args))
 				if call.args == "" {
 					want = 2
 				}

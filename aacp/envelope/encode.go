@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/mcprt/mcprt/internal/jsontext"
 )
 
 // AppendJSON appends the JSON encoding of e to dst: the same bytes as
@@ -94,74 +95,16 @@ func appendRaw(dst, raw []byte) ([]byte, error) {
 // plainCompact reports that valid JSON raw has no white space outside
 // strings and nothing json.Marshal would escape: it is copied as is.
 func plainCompact(raw []byte) bool {
-	in := false
-	for i := 0; i < len(raw); i++ {
-		switch c := raw[i]; {
-		case c == '<' || c == '>' || c == '&' || c == 0xE2:
-			return false // 0xE2 may start U+2028 or U+2029
-		case in && c == '\\':
-			i++
-		case c == '"':
-			in = !in
-		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+	for _, c := range raw {
+		if c == '<' || c == '>' || c == '&' || c == 0xE2 { // 0xE2 may start U+2028 or U+2029
 			return false
 		}
 	}
-	return true
+	return jsontext.CompactLen(raw) == len(raw)
 }
-
-const hexDigits = "0123456789abcdef"
 
 // AppendString appends s as a JSON string exactly as json.Marshal writes
 // it: HTML-sensitive characters, U+2028 and U+2029 escaped, invalid
-// UTF-8 replaced by U+FFFD.
-func AppendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '\\', '"':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
+// UTF-8 replaced by U+FFFD (jsontext.AppendString, the module's one
+// escaper).
+func AppendString(dst []byte, s string) []byte { return jsontext.AppendString(dst, s) }

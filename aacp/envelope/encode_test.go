@@ -61,15 +61,3 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 		t.Error("AppendJSON accepted an invalid payload")
 	}
 }
-
-func FuzzAppendString(f *testing.F) {
-	for _, s := range oddStrings {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		want, _ := json.Marshal(s)
-		if got := AppendString(nil, s); !bytes.Equal(got, want) {
-			t.Fatalf("AppendString(%q) = %s, want %s", s, got, want)
-		}
-	})
-}

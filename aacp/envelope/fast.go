@@ -8,9 +8,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/kaptinlin/jsonschema"
+
+	"github.com/mcprt/mcprt/internal/jsontext"
 )
 
-// The fast paths of validation. Each one only ever accepts: when it
+// The fast paths of validation. They read JSON text with the module's
+// one scanner (internal/jsontext). Each one only ever accepts: when it
 // cannot tell, or finds a fault, the full check runs and makes the error,
 // so that results and messages are those of the full check. Each accepts
 // a subset of what the full check accepts (validate_test.go compares
@@ -24,35 +27,12 @@ func strictOK(data []byte) bool {
 	if !utf8.Valid(data) || !json.Valid(data) {
 		return false
 	}
-	i := skipSpace(data, 0)
+	i := jsontext.SkipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return false
 	}
 	_, ok := scanValue(data, i, 0)
 	return ok
-}
-
-func skipSpace(data []byte, i int) int {
-	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// scanString returns the index after the string starting at data[i] (a
-// quote) and whether it holds no escape.
-func scanString(data []byte, i int) (int, bool) {
-	plain := true
-	for j := i + 1; j < len(data); j++ {
-		switch data[j] {
-		case '\\':
-			plain = false
-			j++
-		case '"':
-			return j + 1, plain
-		}
-	}
-	return len(data), false
 }
 
 // scanValue walks the valid JSON value at data[i] (depth: the containers
@@ -65,12 +45,12 @@ func scanValue(data []byte, i, depth int) (int, bool) {
 			return 0, false
 		}
 		var keys [][]byte
-		i = skipSpace(data, i+1)
+		i = jsontext.SkipSpace(data, i+1)
 		if data[i] == '}' {
 			return i + 1, true
 		}
 		for {
-			end, plain := scanString(data, i)
+			end, plain := jsontext.ScanString(data, i)
 			if !plain {
 				return 0, false
 			}
@@ -84,23 +64,23 @@ func scanValue(data []byte, i, depth int) (int, bool) {
 			if len(keys) > 64 {
 				return 0, false // many keys: leave them to the full check
 			}
-			i = skipSpace(data, end)
-			i = skipSpace(data, i+1) // the colon
+			i = jsontext.SkipSpace(data, end)
+			i = jsontext.SkipSpace(data, i+1) // the colon
 			var ok bool
 			if i, ok = scanValue(data, i, depth+1); !ok {
 				return 0, false
 			}
-			i = skipSpace(data, i)
+			i = jsontext.SkipSpace(data, i)
 			if data[i] == '}' {
 				return i + 1, true
 			}
-			i = skipSpace(data, i+1) // the comma
+			i = jsontext.SkipSpace(data, i+1) // the comma
 		}
 	case '[':
 		if depth >= MaxDepth {
 			return 0, false
 		}
-		i = skipSpace(data, i+1)
+		i = jsontext.SkipSpace(data, i+1)
 		if data[i] == ']' {
 			return i + 1, true
 		}
@@ -109,24 +89,17 @@ func scanValue(data []byte, i, depth int) (int, bool) {
 			if i, ok = scanValue(data, i, depth+1); !ok {
 				return 0, false
 			}
-			i = skipSpace(data, i)
+			i = jsontext.SkipSpace(data, i)
 			if data[i] == ']' {
 				return i + 1, true
 			}
-			i = skipSpace(data, i+1)
+			i = jsontext.SkipSpace(data, i+1)
 		}
 	case '"':
-		end, _ := scanString(data, i)
+		end, _ := jsontext.ScanString(data, i)
 		return end, true
 	}
-	for i < len(data) {
-		switch data[i] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return i, true
-		}
-		i++
-	}
-	return i, true
+	return jsontext.SkipValue(data, i), true // a number or a literal
 }
 
 // quick is a compiled payload schema for the fast path: the keywords the
@@ -214,8 +187,8 @@ func (q *quick) acceptsJSON(data []byte) bool {
 	if !json.Valid(data) {
 		return false
 	}
-	end, ok := q.acceptsAt(data, skipSpace(data, 0))
-	return ok && skipSpace(data, end) == len(data)
+	end, ok := q.acceptsAt(data, jsontext.SkipSpace(data, 0))
+	return ok && jsontext.SkipSpace(data, end) == len(data)
 }
 
 // acceptsAt checks the value at data[i] (valid JSON) and returns the
@@ -241,7 +214,7 @@ func (q *quick) acceptsAt(data []byte, i int) (int, bool) {
 	}
 	switch kind {
 	case "string":
-		end, plain := scanString(data, i)
+		end, plain := jsontext.ScanString(data, i)
 		if !plain {
 			return 0, false
 		}
@@ -252,13 +225,13 @@ func (q *quick) acceptsAt(data []byte, i int) (int, bool) {
 		}
 		return end, true
 	case "number":
-		end, _ := scanValue(data, i, 0)
+		end := jsontext.SkipValue(data, i)
 		return end, within(json.Number(data[i:end]), q.min, q.max)
 	case "array":
 		if q.items == nil {
 			return scanValue(data, i, 0)
 		}
-		i = skipSpace(data, i+1)
+		i = jsontext.SkipSpace(data, i+1)
 		if data[i] == ']' {
 			return i + 1, true
 		}
@@ -267,20 +240,20 @@ func (q *quick) acceptsAt(data []byte, i int) (int, bool) {
 			if i, ok = q.items.acceptsAt(data, i); !ok {
 				return 0, false
 			}
-			i = skipSpace(data, i)
+			i = jsontext.SkipSpace(data, i)
 			if data[i] == ']' {
 				return i + 1, true
 			}
-			i = skipSpace(data, i+1)
+			i = jsontext.SkipSpace(data, i+1)
 		}
 	case "object":
 		if len(q.required) > 64 {
 			return 0, false
 		}
 		var seen uint64
-		i = skipSpace(data, i+1)
+		i = jsontext.SkipSpace(data, i+1)
 		for data[i] != '}' {
-			end, plain := scanString(data, i)
+			end, plain := jsontext.ScanString(data, i)
 			if !plain {
 				return 0, false
 			}
@@ -290,7 +263,7 @@ func (q *quick) acceptsAt(data []byte, i int) (int, bool) {
 					seen |= 1 << k
 				}
 			}
-			i = skipSpace(data, skipSpace(data, end)+1) // past the colon
+			i = jsontext.SkipSpace(data, jsontext.SkipSpace(data, end)+1) // past the colon
 			var ok bool
 			if p := q.props[string(key)]; p != nil {
 				i, ok = p.acceptsAt(data, i)
@@ -300,8 +273,8 @@ func (q *quick) acceptsAt(data []byte, i int) (int, bool) {
 			if !ok {
 				return 0, false
 			}
-			if i = skipSpace(data, i); data[i] == ',' {
-				i = skipSpace(data, i+1)
+			if i = jsontext.SkipSpace(data, i); data[i] == ',' {
+				i = jsontext.SkipSpace(data, i+1)
 			}
 		}
 		return i + 1, seen == 1<<len(q.required)-1

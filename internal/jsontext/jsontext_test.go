@@ -88,3 +88,33 @@ func TestStringRejectsNonStrings(t *testing.T) {
 		}
 	}
 }
+
+// ScanString finds the end of strings short and long, escaped or not,
+// and tells plain ones (no escape) apart.
+func TestScanString(t *testing.T) {
+	long := strings.Repeat("x", 40)
+	for _, tc := range []struct {
+		s     string
+		plain bool
+	}{
+		{`""`, true}, {`"a"`, true}, {`"\""`, false}, {`"\\"`, false}, {`"a\\\"b"`, false},
+		{`"` + long + `"`, true}, {`"` + long + `\"` + long + `"`, false}, {`"` + long + `\\"`, false},
+		{`"` + long[:15] + `\"` + `"`, false}, {`"` + long[:16] + `\\"`, false}, {`"` + long[:14] + `\\\\` + long + `"`, false},
+		{`"é` + long + `"`, true},
+	} {
+		in := tc.s + `, "next"`
+		end, plain := ScanString([]byte(in), 0)
+		if end != len(tc.s) || plain != tc.plain {
+			t.Errorf("ScanString(%s) = %d, %v; want %d, %v", in, end, plain, len(tc.s), tc.plain)
+		}
+		if end := skipString([]byte(in), 0); end != len(tc.s) {
+			t.Errorf("skipString(%s) = %d, want %d", in, end, len(tc.s))
+		}
+	}
+	if end, _ := ScanString([]byte(`"`+long), 0); end != len(long)+1 {
+		t.Errorf("an unclosed string ends at %d, want %d", end, len(long)+1)
+	}
+	if end := skipString([]byte(`"`+long+`\"`), 0); end != len(long)+3 {
+		t.Errorf("skipString: an unclosed string ends at %d, want %d", end, len(long)+3)
+	}
+}

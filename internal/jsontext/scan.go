@@ -94,9 +94,38 @@ func SkipSpace(b []byte, i int) int {
 	return i
 }
 
-// skipString returns the index just past the string starting at b[i].
-func skipString(b []byte, i int) int {
+// ScanString returns the index just past the string starting at b[i] (a
+// quote), or len(b) when it is not closed, and whether the string holds no
+// escape (its bytes between the quotes are its value). It reads byte by
+// byte and is small enough to be inlined where it is called: for the
+// short strings of keys and envelope fields.
+func ScanString(b []byte, i int) (int, bool) {
+	plain := true
 	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			plain = false
+			j++
+		case '"':
+			return j + 1, plain
+		}
+	}
+	return len(b), false
+}
+
+// shortString is how many bytes of a string skipString reads one by one
+// before it jumps from quote to quote instead.
+const shortString = 16
+
+// skipString returns the index just past the string starting at b[i] (a
+// quote), or len(b) when it is not closed. Past its first shortString
+// bytes it jumps from quote to quote with bytes.IndexByte and counts the
+// backslashes before each (an odd number escapes it): long strings (a
+// tool's text arguments) go at the speed of IndexByte.
+func skipString(b []byte, i int) int {
+	start := i + 1
+	j := start
+	for lim := min(len(b), start+shortString); j < lim; j++ {
 		switch b[j] {
 		case '\\':
 			j++
@@ -104,7 +133,44 @@ func skipString(b []byte, i int) int {
 			return j + 1
 		}
 	}
+	for j < len(b) {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			break
+		}
+		q := j + k
+		bs := 0
+		for p := q - 1; p >= start && b[p] == '\\'; p-- {
+			bs++
+		}
+		if bs%2 == 0 {
+			return q + 1
+		}
+		j = q + 1
+	}
 	return len(b)
+}
+
+// CompactLen returns the length in bytes of the compact form of the JSON
+// text raw (what json.Compact would produce: white space outside strings
+// removed), without allocating. raw must be valid JSON (callers have
+// validated it); an empty raw has length 0. It is the size that
+// tools.maxPayloadBytes bounds: the compact JSON length of a tool call's
+// arguments.
+func CompactLen(raw []byte) int {
+	n := 0
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case ' ', '\t', '\n', '\r':
+		case '"':
+			end := skipString(raw, i)
+			n += end - i
+			i = end - 1
+		default:
+			n++
+		}
+	}
+	return n
 }
 
 // SkipValue returns the index just past the value starting at b[i].

@@ -49,8 +49,11 @@
 //
 // A session id is 128 random bits from crypto/rand, as text. Each session
 // is one mcp.Session over its own jsonrpc.Stream with transport name
-// "http" and its own connectionCorrelationId. Its messages reach its
-// connection one at a time, in the order their POSTs are read: the
+// "http" and its own connectionCorrelationId. A POST decodes its message
+// once, in place (the params the handler gets are slices of the body),
+// and hands the decoded message to the connection (jsonrpc.MessageReader).
+// A session's messages reach its connection one at a time, in the order
+// their POSTs are read: the
 // connection's in-flight bound (transport.maxInFlight) holds further POSTs
 // back. A session ends on DELETE, on the client's shutdown request, when
 // it has had no request in progress and no open stream for

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"mime"
 	"net"
 	"net/http"
 	"os"
@@ -90,6 +89,9 @@ type Handler struct {
 	listens *listenBounds
 
 	mounts []mount // extra handlers beside the endpoint (Mount); set before Serve
+	// decoders are the envelope decoders of the POSTs (*jsonrpc.Decoder):
+	// a POST decodes its message once and hands it to its session decoded.
+	decoders sync.Pool
 
 	mu       sync.Mutex
 	sessions map[string]*session // by Mcp-Session-Id; guarded by mu
@@ -543,28 +545,6 @@ func (h *Handler) failID(w http.ResponseWriter, s *session, status int, code cor
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_, _ = w.Write(append(b, '\n'))
-}
-
-// acceptable reports whether the Accept header allows the media type
-// (type/subtype, */* and type/* count). No Accept header allows anything.
-func acceptable(r *http.Request, mediaType string) bool {
-	values := r.Header.Values("Accept")
-	if len(values) == 0 {
-		return true
-	}
-	major, _, _ := strings.Cut(mediaType, "/")
-	for _, v := range values {
-		for part := range strings.SplitSeq(v, ",") {
-			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-			if err != nil || params["q"] == "0" {
-				continue
-			}
-			if mt == mediaType || mt == "*/*" || mt == major+"/*" {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // closeUnlessRead marks the answer to a request that has a body with

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"math"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -253,4 +254,30 @@ func sameParam(got, want string, raw []byte) bool {
 	}
 	g, err := strconv.ParseFloat(got, 64)
 	return err == nil && g == math.Trunc(g) && strconv.FormatInt(int64(g), 10) == want
+}
+
+// acceptable reports whether the Accept header allows the media type
+// (type/subtype, */* and type/* count). No Accept header allows anything.
+func acceptable(r *http.Request, mediaType string) bool {
+	values := r.Header.Values("Accept")
+	if len(values) == 0 {
+		return true
+	}
+	major, _, _ := strings.Cut(mediaType, "/")
+	for _, v := range values {
+		for part := range strings.SplitSeq(v, ",") {
+			part = strings.TrimSpace(part)
+			if strings.EqualFold(part, mediaType) || part == "*/*" || strings.EqualFold(part, major+"/*") {
+				return true // what mime.ParseMediaType would find, without its map
+			}
+			mt, params, err := mime.ParseMediaType(part)
+			if err != nil || params["q"] == "0" {
+				continue
+			}
+			if mt == mediaType || mt == "*/*" || mt == major+"/*" {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -19,7 +19,7 @@ import (
 // fixture is an MCP server with test tools behind a Handler on a loopback
 // httptest server.
 type fixture struct {
-	t       *testing.T
+	t       testing.TB
 	srv     *mcp.Server
 	h       *Handler
 	ts      *httptest.Server
@@ -38,7 +38,7 @@ type fixtureOpts struct {
 
 // newFixture builds the server (tools noop, notify, steps, broadcast) and
 // its endpoint; the test's cleanup closes both.
-func newFixture(t *testing.T, o fixtureOpts) *fixture {
+func newFixture(t testing.TB, o fixtureOpts) *fixture {
 	t.Helper()
 	base := mcp.Options{Version: "test", Limits: mcp.Limits{ShutdownTimeout: 5 * time.Second}}
 	if o.base != nil {
@@ -214,7 +214,7 @@ func (f *fixture) post(sid, body string, hdr ...string) *http.Response {
 	return f.do(http.MethodPost, body, append([]string{"Mcp-Session-Id", sid, "MCP-Protocol-Version", "2025-11-25"}, hdr...)...)
 }
 
-func readAll(t *testing.T, resp *http.Response) string {
+func readAll(t testing.TB, resp *http.Response) string {
 	t.Helper()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
@@ -347,7 +347,7 @@ func waitStream(t *testing.T, st *stream, cond func(*stream) bool) {
 	t.Helper()
 	for {
 		st.mu.Lock()
-		ok, ch := cond(st), st.wake
+		ok, ch := cond(st), st.wakeLocked()
 		st.mu.Unlock()
 		if ok {
 			return

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcprt/mcprt/core"
@@ -20,7 +21,7 @@ import (
 // protocol revision has them). Without Mcp-Session-Id the message must be
 // initialize, which opens a session.
 func (h *Handler) post(w http.ResponseWriter, r *http.Request, cred int) {
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+	if !isJSON(r.Header.Get("Content-Type")) {
 		h.fail(w, nil, http.StatusUnsupportedMediaType, core.CodeInvalidArgument, "the body must be one JSON-RPC message "+
 			"sent as Content-Type: application/json, not "+clipText(r.Header.Get("Content-Type")))
 		return
@@ -47,24 +48,31 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, cred int) {
 	if !ok {
 		return
 	}
-	data := bytes.Trim(body, " \t\r\n")
+	// The message is decoded here, once: the session's connection routes
+	// what this POST decoded (a batch, and a message that could not be
+	// decoded, it decodes itself, to answer them).
+	in := jsonrpc.Incoming{Data: bytes.Trim(body, " \t\r\n")}
+	batch := len(in.Data) > 0 && in.Data[0] == '['
+	var derr *jsonrpc.DecodeError
+	if !batch {
+		in.Message, derr = h.decode(in.Data)
+	}
 	if s != nil {
-		h.deliver(w, r, s, data, false)
+		h.deliver(w, r, s, in, derr, false)
 		return
 	}
 	// No session yet: only initialize may come.
-	if len(data) > 0 && data[0] == '[' {
+	if batch {
 		h.fail(w, nil, http.StatusBadRequest, core.CodeInvalidArgument, "a batch cannot open a session: send "+
 			"initialize on its own, without Mcp-Session-Id, then use the id its response carries")
 		return
 	}
-	msg, derr := jsonrpc.Decode(data)
 	if derr != nil {
 		h.failID(w, nil, http.StatusBadRequest, core.CodeInvalidArgument, nil, derr.Err.Code, derr.Err.Message)
 		return
 	}
-	if req, isReq := msg.(*jsonrpc.Request); !isReq || req.Method != mcp.MethodInitialize || statelessHeader(r) {
-		h.postStateless(w, r, cred, data, msg)
+	if req, isReq := in.Message.(*jsonrpc.Request); !isReq || req.Method != mcp.MethodInitialize || statelessHeader(r) {
+		h.postStateless(w, r, cred, in)
 		return
 	}
 	tools, ok := h.sessionTools(w, r)
@@ -78,7 +86,29 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, cred int) {
 	}
 	s.begin()
 	defer s.end()
-	h.deliver(w, r, s, data, true)
+	h.deliver(w, r, s, in, nil, true)
+}
+
+// decode decodes one message (not a batch) with a decoder of the pool.
+// The body was read for this message alone: what the message holds
+// (params) is a slice of it, not a copy.
+func (h *Handler) decode(data []byte) (jsonrpc.Message, *jsonrpc.DecodeError) {
+	d, _ := h.decoders.Get().(*jsonrpc.Decoder)
+	if d == nil {
+		d = new(jsonrpc.Decoder)
+	}
+	msg, derr := d.DecodeInPlace(data)
+	h.decoders.Put(d)
+	return msg, derr
+}
+
+// isJSON reports whether a Content-Type names application/json.
+func isJSON(contentType string) bool {
+	if strings.EqualFold(contentType, "application/json") {
+		return true // the common case, without mime.ParseMediaType's map
+	}
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "application/json"
 }
 
 // readBody reads the request body within transport.maxMessageBytes and the
@@ -94,7 +124,7 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, s *session) (
 	}
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(h.readTimeout))
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(h.maxBody)))
+	body, err := readSized(http.MaxBytesReader(w, r.Body, int64(h.maxBody)), r.ContentLength)
 	_ = rc.SetReadDeadline(time.Time{})
 	var mbe *http.MaxBytesError
 	switch {
@@ -110,30 +140,55 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, s *session) (
 	return body, true
 }
 
+// readSized reads rd to its end. When the body's length is known (n >= 0,
+// and within the limit rd enforces), it is read into one buffer of that
+// length plus the byte that tells the end: no buffer grows and nothing is
+// copied. Otherwise it reads as io.ReadAll does.
+func readSized(rd io.Reader, n int64) ([]byte, error) {
+	if n < 0 {
+		return io.ReadAll(rd)
+	}
+	buf := make([]byte, 0, n+1)
+	for {
+		m, err := rd.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+		if len(buf) == cap(buf) { // longer than announced: let the reader (and its limit) say what it is
+			rest, err := io.ReadAll(rd)
+			return append(buf, rest...), err
+		}
+	}
+}
+
 // deliver hands a message of session s to its connection and answers the
 // POST: 202 for notifications and responses, the answer (JSON or an event
-// stream) for anything that gets one.
-func (h *Handler) deliver(w http.ResponseWriter, r *http.Request, s *session, data []byte, init bool) {
-	if len(data) > 0 && data[0] == '[' {
-		h.deliverBatch(w, r, s, data)
+// stream) for anything that gets one. in.Message is the decoded message
+// (nil for a batch, or when decoding failed with derr).
+func (h *Handler) deliver(w http.ResponseWriter, r *http.Request, s *session, in jsonrpc.Incoming, derr *jsonrpc.DecodeError, init bool) {
+	if len(in.Data) > 0 && in.Data[0] == '[' {
+		h.deliverBatch(w, r, s, in.Data)
 		return
 	}
-	msg, derr := jsonrpc.Decode(data)
 	if derr != nil {
 		if derr.ID.IsZero() {
-			h.exchange(w, r, s, data, exchangeSpec{anon: true, status: http.StatusBadRequest})
+			h.exchange(w, r, s, in, exchangeSpec{anon: true, status: http.StatusBadRequest})
 		} else {
-			h.exchange(w, r, s, data, exchangeSpec{id: derr.ID, status: http.StatusBadRequest})
+			h.exchange(w, r, s, in, exchangeSpec{id: derr.ID, status: http.StatusBadRequest})
 		}
 		return
 	}
-	switch m := msg.(type) {
+	switch m := in.Message.(type) {
 	case *jsonrpc.Request:
-		h.exchange(w, r, s, data, exchangeSpec{id: m.ID, status: http.StatusOK, init: init})
+		h.exchange(w, r, s, in, exchangeSpec{id: m.ID, status: http.StatusOK, init: init})
 	case *jsonrpc.Notification:
-		h.accept(w, r, s, data, cancelledIDs(m))
+		h.accept(w, r, s, in, cancelledIDs(m))
 	default: // a response to a request of the server
-		h.accept(w, r, s, data, nil)
+		h.accept(w, r, s, in, nil)
 	}
 }
 
@@ -143,7 +198,7 @@ func (h *Handler) deliver(w http.ResponseWriter, r *http.Request, s *session, da
 func (h *Handler) deliverBatch(w http.ResponseWriter, r *http.Request, s *session, data []byte) {
 	elems, derr := jsonrpc.DecodeBatch(data)
 	if derr != nil {
-		h.exchange(w, r, s, data, exchangeSpec{anon: true, status: http.StatusBadRequest})
+		h.exchange(w, r, s, jsonrpc.Incoming{Data: data}, exchangeSpec{anon: true, status: http.StatusBadRequest})
 		return
 	}
 	answered := len(elems) == 0 || !s.sess.BatchAllowed()
@@ -165,10 +220,10 @@ func (h *Handler) deliverBatch(w http.ResponseWriter, r *http.Request, s *sessio
 		}
 	}
 	if !answered {
-		h.accept(w, r, s, data, cancels)
+		h.accept(w, r, s, jsonrpc.Incoming{Data: data}, cancels)
 		return
 	}
-	h.exchange(w, r, s, data, exchangeSpec{anon: true, ids: ids, status: http.StatusOK})
+	h.exchange(w, r, s, jsonrpc.Incoming{Data: data}, exchangeSpec{anon: true, ids: ids, status: http.StatusOK})
 }
 
 // cancelledIDs returns the request id a notifications/cancelled names.
@@ -185,8 +240,8 @@ func cancelledIDs(n *jsonrpc.Notification) []jsonrpc.ID {
 
 // accept hands over a message that gets no answer and writes 202. The
 // requests it cancels get no response: their POSTs end.
-func (h *Handler) accept(w http.ResponseWriter, r *http.Request, s *session, data []byte, cancels []jsonrpc.ID) {
-	if !s.push(r.Context(), data) {
+func (h *Handler) accept(w http.ResponseWriter, r *http.Request, s *session, in jsonrpc.Incoming, cancels []jsonrpc.ID) {
+	if !s.push(r.Context(), in) {
 		h.gone(w, s, nil)
 		return
 	}
@@ -211,7 +266,7 @@ type exchangeSpec struct {
 // exchange hands a message that gets an answer to the connection, with a
 // stream that collects what belongs to it, and answers the POST from that
 // stream.
-func (h *Handler) exchange(w http.ResponseWriter, r *http.Request, s *session, data []byte, x exchangeSpec) {
+func (h *Handler) exchange(w http.ResponseWriter, r *http.Request, s *session, in jsonrpc.Incoming, x exchangeSpec) {
 	if x.anon { // one at a time: such answers are told apart by order only
 		select {
 		case s.anonSlot <- struct{}{}:
@@ -254,7 +309,7 @@ func (h *Handler) exchange(w http.ResponseWriter, r *http.Request, s *session, d
 	// sends before its response waits for this client rather than
 	// overflowing the log, and a server-side close (CloseStream) finds it.
 	gen := st.attach(0)
-	if !s.push(r.Context(), data) {
+	if !s.push(r.Context(), in) {
 		st.detach(gen)
 		s.mu.Lock()
 		if x.anon && s.anon == st {
@@ -319,7 +374,9 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, s *session, st 
 			w.WriteHeader(status)
 			rc := http.NewResponseController(w)
 			_ = rc.SetWriteDeadline(time.Now().Add(h.writeTimeout))
-			_, _ = w.Write(append(ev.data[:len(ev.data):len(ev.data)], '\n'))
+			if _, err := w.Write(ev.data); err == nil {
+				_, _ = io.WriteString(w, "\n")
+			}
 			_ = rc.SetWriteDeadline(time.Time{})
 			st.detach(gen)
 			s.forget(st) // a JSON answer has no event ids: nothing to resume

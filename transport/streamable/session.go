@@ -39,11 +39,11 @@ type session struct {
 	h        *Handler
 	id       string // the Mcp-Session-Id
 	sess     *mcp.Session
-	cred     int           // the credential class the session was opened with
-	in       chan []byte   // unbuffered: a send succeeds only when Read takes it
-	done     chan struct{} // closed by Close
-	finished chan struct{} // closed once the session has shut down (handlers waited for)
-	anonSlot chan struct{} // one token: one message whose answer has no id at a time
+	cred     int                   // the credential class the session was opened with
+	in       chan jsonrpc.Incoming // unbuffered: a send succeeds only when the reader takes it
+	done     chan struct{}         // closed by Close
+	finished chan struct{}         // closed once the session has shut down (handlers waited for)
+	anonSlot chan struct{}         // one token: one message whose answer has no id at a time
 	once     sync.Once
 
 	mu         sync.Mutex
@@ -61,14 +61,15 @@ type session struct {
 }
 
 var (
-	_ jsonrpc.Stream  = (*session)(nil)
-	_ jsonrpc.Drainer = (*session)(nil)
+	_ jsonrpc.Stream        = (*session)(nil)
+	_ jsonrpc.MessageReader = (*session)(nil)
+	_ jsonrpc.Drainer       = (*session)(nil)
 )
 
 func newSession(h *Handler, id string, cred int) *session {
 	return &session{
 		h: h, id: id, cred: cred,
-		in:        make(chan []byte),
+		in:        make(chan jsonrpc.Incoming),
 		done:      make(chan struct{}),
 		finished:  make(chan struct{}),
 		anonSlot:  make(chan struct{}, 1),
@@ -80,18 +81,26 @@ func newSession(h *Handler, id string, cred int) *session {
 // Read returns the next message a POST handed over, or io.EOF once the
 // session is closed.
 func (s *session) Read() ([]byte, error) {
+	in, err := s.ReadMessage()
+	return in.Data, err
+}
+
+// ReadMessage returns the next message a POST handed over, as the POST
+// decoded it, or io.EOF once the session is closed.
+func (s *session) ReadMessage() (jsonrpc.Incoming, error) {
 	select {
-	case msg := <-s.in:
-		return msg, nil
+	case in := <-s.in:
+		return in, nil
 	case <-s.done:
-		return nil, io.EOF
+		return jsonrpc.Incoming{}, io.EOF
 	}
 }
 
-// push hands one incoming message to the connection's reader. It waits
-// while the reader is busy (the connection's in-flight bound is the
+// push hands one incoming message to the connection's reader: its text
+// and, when the POST decoded it, the decoded message (nil otherwise). It
+// waits while the reader is busy (the connection's in-flight bound is the
 // backpressure) and reports whether the reader took the message.
-func (s *session) push(ctx context.Context, msg []byte) bool {
+func (s *session) push(ctx context.Context, msg jsonrpc.Incoming) bool {
 	select {
 	case s.in <- msg:
 		return true
@@ -107,7 +116,7 @@ func (s *session) push(ctx context.Context, msg []byte) bool {
 // or else to a standalone stream. It returns jsonrpc.ErrClosed once the
 // session is closed.
 func (s *session) Write(ctx context.Context, m jsonrpc.Outgoing) error {
-	data := bytes.Clone(bytes.TrimRight(m.Data, "\n"))
+	data := bytes.TrimRight(m.Data, "\n") // the session's from now on: the Conn made it for this write alone
 	related := !m.Related.IsZero()
 	s.mu.Lock()
 	if s.closed {

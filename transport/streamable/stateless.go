@@ -127,10 +127,10 @@ func trimHeader(v string) string { return string(bytes.Trim([]byte(v), " \t")) }
 // postStateless serves a POST without Mcp-Session-Id that is not
 // initialize: one request of the stateless revision on a connection of its
 // own.
-func (h *Handler) postStateless(w http.ResponseWriter, r *http.Request, cred int, data []byte, msg any) {
-	req, isReq := msg.(*jsonrpc.Request)
+func (h *Handler) postStateless(w http.ResponseWriter, r *http.Request, cred int, in jsonrpc.Incoming) {
+	req, isReq := in.Message.(*jsonrpc.Request)
 	if !isReq {
-		if _, isNote := msg.(*jsonrpc.Notification); isNote {
+		if _, isNote := in.Message.(*jsonrpc.Notification); isNote {
 			// Nothing to deliver it to: a stateless request is cancelled
 			// by closing its HTTP connection.
 			w.WriteHeader(http.StatusAccepted)
@@ -170,7 +170,7 @@ func (h *Handler) postStateless(w http.ResponseWriter, r *http.Request, cred int
 	}()
 	s.begin()
 	defer s.end()
-	h.exchange(w, r, s, data, exchangeSpec{id: req.ID, status: http.StatusOK, stateless: true})
+	h.exchange(w, r, s, in, exchangeSpec{id: req.ID, status: http.StatusOK, stateless: true})
 }
 
 // newStatelessSession opens the one-request connection of a stateless

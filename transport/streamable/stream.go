@@ -57,18 +57,29 @@ type stream struct {
 	gen      uint64        // consumer generation: a consumer whose gen differs was cut off; guarded by mu
 	attached bool          // a consumer is attached; guarded by mu
 	ended    endReason     // nothing more will be appended; guarded by mu
-	wake     chan struct{} // closed and replaced on every change; guarded by mu
+	wake     chan struct{} // closed on the next change, made when a waiter asks (wakeLocked); guarded by mu
 }
 
 func newStream(num int64, standalone, jsonOnly bool, maxEvents, budget int) *stream {
 	return &stream{num: num, standalone: standalone, jsonOnly: jsonOnly, maxEvents: maxEvents, budget: budget,
-		next: 1, wake: make(chan struct{})}
+		next: 1}
 }
 
-// broadcastLocked wakes everyone waiting for a change.
+// broadcastLocked wakes everyone waiting for a change. A change nobody
+// waits for costs nothing: the channel is made only when a waiter asks.
 func (st *stream) broadcastLocked() {
-	close(st.wake)
-	st.wake = make(chan struct{})
+	if st.wake != nil {
+		close(st.wake)
+		st.wake = nil
+	}
+}
+
+// wakeLocked returns the channel the next change closes.
+func (st *stream) wakeLocked() chan struct{} {
+	if st.wake == nil {
+		st.wake = make(chan struct{})
+	}
+	return st.wake
 }
 
 // unsentLocked returns the number and bytes of events after st.sent.
@@ -95,7 +106,7 @@ func (st *stream) behindLocked(size int) bool {
 func (st *stream) append(ctx context.Context, data []byte, response, wait bool) (unread bool, err error) {
 	st.mu.Lock()
 	for wait && st.attached && st.ended == endNone && st.behindLocked(len(data)) {
-		ch := st.wake
+		ch := st.wakeLocked()
 		st.mu.Unlock()
 		select {
 		case <-ch:
@@ -210,7 +221,7 @@ type state struct {
 func (st *stream) pending(gen uint64, after int64) state {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	s := state{cutOff: st.gen != gen || !st.attached, ended: st.ended, wake: st.wake}
+	s := state{cutOff: st.gen != gen || !st.attached, ended: st.ended, wake: st.wakeLocked()}
 	for i := range st.events {
 		if st.events[i].seq > after {
 			s.events = append([]event(nil), st.events[i:]...) // eviction rewrites the log
@@ -246,7 +257,7 @@ func (st *stream) first(ctx context.Context, gen uint64) (ev event, ended endRea
 			st.mu.Unlock()
 			return ev, endNone, true, false
 		}
-		ended, ch := st.ended, st.wake
+		ended, ch := st.ended, st.wakeLocked()
 		st.mu.Unlock()
 		if ended != endNone {
 			return event{}, ended, false, false
@@ -266,7 +277,7 @@ func (st *stream) drained(done <-chan struct{}) {
 		st.mu.Lock()
 		n, _ := st.unsentLocked()
 		idle := !st.attached || n == 0
-		ch := st.wake
+		ch := st.wakeLocked()
 		st.mu.Unlock()
 		if idle {
 			return

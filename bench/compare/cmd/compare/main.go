@@ -19,6 +19,13 @@
 // with the machine and the date. Progress and per-round figures go to
 // standard error.
 //
+// Over HTTP (-transports http) it measures mcprt --http beside the
+// official Go SDK's handler (event-stream and JSON answers), mcp-go's
+// StreamableHTTPServer and a bare net/http floor. -baseline names a second
+// mcprt source tree (a detached copy of main, say), measured in the same
+// rounds as mcprt-http-base, so that a change's before and after are
+// compared within one interleaved run.
+//
 // Usage, from bench/compare:
 //
 //	go run ./cmd/compare [-rounds 5] [-seq 10000] [-pipelined 50000] ...
@@ -115,7 +122,7 @@ func run() int {
 		hsessions  = flag.Int("http-sessions", 0, "sessions the concurrent HTTP clients share (0: one per client; 1: one for all)")
 		rssAfter   = flag.String("rss-after", "", "comma-separated total call counts after which RSS is sampled over stdio (empty: skip)")
 		root       = flag.String("root", "", "the mcprt repository (default: where go.mod's replace points)")
-		baseline   = flag.String("baseline", "", "another mcprt source tree (e.g. an export of main) measured beside -root as mcprt-base, over stdio, for before → after ratios")
+		baseline   = flag.String("baseline", "", "another mcprt source tree (e.g. an export of main) measured beside -root, as mcprt-base over stdio and mcprt-http-base over HTTP, for before → after ratios in one interleaved run")
 		noSDKs     = flag.Bool("no-sdks", false, "leave out the Go SDK and mcp-go (mcprt, -baseline and the bare loop only)")
 	)
 	flag.Parse()
@@ -216,9 +223,16 @@ func run() int {
 			{name: "go-sdk-http-json", title: "official Go SDK, NewStreamableHTTPHandler with JSONResponse",
 				pkg: "./servers/gosdkhttp", dir: here, http: true, args: []string{"-addr", harness.AddrPlaceholder, "-json"},
 				mod: "github.com/modelcontextprotocol/go-sdk"},
+			{name: "mcp-go-http", title: "mcp-go, NewStreamableHTTPServer (input validation on)", pkg: "./servers/mcpgohttp",
+				dir: here, http: true, args: []string{"-addr", harness.AddrPlaceholder}, mod: "github.com/mark3labs/mcp-go"},
 			{name: "bare-http", title: "bare net/http handler: encoding/json decode + canned reply", pkg: "./servers/barehttp",
 				dir: here, http: true, args: []string{"-addr", harness.AddrPlaceholder}},
 		}})
+		if *baseline != "" {
+			g := &groups[len(groups)-1]
+			g.servers = append(g.servers, &server{name: "mcprt-http-base", title: "mcprt --http, baseline tree " + *baseline,
+				pkg: "./cmd/mcprt", dir: *baseline, http: true, args: g.servers[0].args, env: g.servers[0].env})
+		}
 	}
 	var servers []*server
 	for _, g := range groups {
@@ -316,9 +330,13 @@ func run() int {
 		}
 	}
 	if doHTTP {
-		// The goal of the HTTP transport: a no-op call costs mcprt at most
-		// half the CPU it costs the official Go SDK's handler.
+		// The goals of the HTTP transport: a no-op call costs mcprt at most
+		// half the CPU it costs the official Go SDK's handler, and at most
+		// 0.7x what it costs mcp-go's.
 		for _, fig := range []string{"server_cpu_us_per_call_seq", "server_cpu_us_per_call_concurrent"} {
+			r := med("mcprt-http", fig) / med("mcp-go-http", fig)
+			fmt.Printf("goal %s mcprt-http/mcp-go-http %s %s (at most 0.7)\n", fig,
+				ratio(med("mcprt-http", fig), med("mcp-go-http", fig)), verdict(r <= 0.7))
 			var line strings.Builder
 			fmt.Fprintf(&line, "goal %s (mcprt at most 0.5x the official Go SDK's)", fig)
 			for _, other := range []string{"go-sdk-http", "go-sdk-http-json"} {
