@@ -48,7 +48,10 @@
 // memory_entries (namespace, key unique; value as compact JSON; stored_at
 // in Unix nanoseconds; rev, a write counter that orders equal times) and
 // its FTS5 index memory_fts (same rowid; body = memory.IndexText of the
-// value); sessions, session_participants (ord keeps join order) and
+// value) and memory_keys, a trigram FTS5 index of the keys over the same
+// rows (kept in step by triggers), through which a search by key substring
+// of three characters or more reads only its candidates (shorter queries
+// walk the entries newest first); sessions, session_participants (ord keeps join order) and
 // session_policies; trace_batches, one row per batch of finished tool
 // calls (its events as a compact binary blob, with its time span and the
 // lists of trace and session ids it holds, so a write costs one row, not

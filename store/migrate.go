@@ -121,6 +121,7 @@ var migrations = []migration{
 	{7, "file reservations: advisory leases on paths and globs", reservationSchema, nil},
 	{8, "the work queue: tasks, their labels, dependencies and transitions", taskSchema, nil},
 	{9, "an index of agent messages: threads, states and full-text search, derived from the journal", messageIndexSchema, nil},
+	{10, memoryKeysStep, memoryKeysSchema, nil},
 }
 
 // SchemaVersion is the schema version this build writes.
