@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/mcprt/mcprt/domain/memory"
 )
@@ -220,5 +221,41 @@ func TestKeyIndexMigrationBackfills(t *testing.T) {
 	}
 	if len(got) != 10 || got[0].Key != "Item-19/notes" || !sameEntries(got, scanSearch(t, db, q)) {
 		t.Fatalf("after the back-fill, Search(%q) = %s", q.Query, showEntries(got))
+	}
+}
+
+// trigrams returns distinct three-character windows of its input, every
+// one when there are at most max, else max of them spread over the input
+// (first one first).
+func TestTrigrams(t *testing.T) {
+	long := strings.Repeat("abcdefghij", 60) // 598 windows, 10 distinct
+	cases := []struct {
+		in   string
+		max  int
+		want []string
+	}{
+		{"ab", 12, nil},
+		{"abc", 12, []string{"abc"}},
+		{"aaaa", 12, []string{"aaa"}},
+		{"日本ßé", 12, []string{"日本ß", "本ßé"}},
+		{"abcdef", 2, []string{"abc", "cde"}},
+		{long, 12, nil}, // checked below
+	}
+	for _, c := range cases {
+		got := trigrams(c.in, c.max)
+		if c.in == long {
+			if len(got) == 0 || len(got) > c.max || got[0] != "abc" {
+				t.Errorf("trigrams(long) = %q", got)
+			}
+			for _, g := range got {
+				if utf8.RuneCountInString(g) != 3 || !strings.Contains(c.in, g) || strings.Count(strings.Join(got, "|"), g) != 1 {
+					t.Errorf("trigrams(long) returned %q: not a distinct window of the input", g)
+				}
+			}
+			continue
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("trigrams(%q, %d) = %q, want %q", c.in, c.max, got, c.want)
+		}
 	}
 }
