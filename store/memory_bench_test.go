@@ -115,3 +115,42 @@ func processCPU() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkMemoryPutAll measures an import of 500 new entries in one
+// transaction, with the key index and (for a before/after in one run)
+// with its triggers dropped.
+func BenchmarkMemoryPutAll(b *testing.B) {
+	for _, indexed := range []bool{true, false} {
+		name := "indexed"
+		if !indexed {
+			name = "unindexed"
+		}
+		b.Run(name, func(b *testing.B) {
+			db, _ := newDB(b)
+			ctx := testCtx(b)
+			if !indexed {
+				h, err := db.handle(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, tr := range []string{"memory_keys_inserted", "memory_keys_deleted", "memory_keys_rekeyed"} {
+					if _, err := h.ExecContext(ctx, `DROP TRIGGER `+tr); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			m := db.Memory()
+			n := 0
+			for b.Loop() {
+				batch := make([]memory.Entry, 500)
+				for i := range batch {
+					batch[i] = memory.Entry{Namespace: "bulk", Key: fmt.Sprintf("proj-%d/notes/item-%07d", n%50, n), Value: []byte(`{"a":1}`), StoredAt: t0}
+					n++
+				}
+				if _, err := m.PutAll(ctx, batch, false); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
