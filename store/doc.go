@@ -9,7 +9,8 @@
 //   - The driver is modernc.org/sqlite (pure Go, so CGO_ENABLED=0 builds
 //     work). Every connection sets a busy timeout (Options.BusyTimeout),
 //     WAL journaling (readers never wait for the writer), synchronous
-//     NORMAL and foreign keys.
+//     NORMAL, foreign keys and a 512 KiB page cache (SQLite's default is
+//     2 MiB; modernc's SQLite keeps it outside the Go heap).
 //   - Writes run in BEGIN IMMEDIATE transactions: the write lock is taken
 //     up front, so a transaction waits for other writers (up to the busy
 //     timeout) instead of failing half-way with SQLITE_BUSY. Inside one
@@ -48,7 +49,10 @@
 // memory_entries (namespace, key unique; value as compact JSON; stored_at
 // in Unix nanoseconds; rev, a write counter that orders equal times) and
 // its FTS5 index memory_fts (same rowid; body = memory.IndexText of the
-// value); sessions, session_participants (ord keeps join order) and
+// value) and memory_keys, a trigram FTS5 index of the keys over the same
+// rows (kept in step by triggers), through which a search by key substring
+// of three characters or more reads only its candidates (shorter queries
+// walk the entries newest first); sessions, session_participants (ord keeps join order) and
 // session_policies; trace_batches, one row per batch of finished tool
 // calls (its events as a compact binary blob, with its time span and the
 // lists of trace and session ids it holds, so a write costs one row, not

@@ -12,12 +12,15 @@ import (
 // Memory is the SQLite memory.Store. Values live in memory_entries; a
 // full-text index of each value's text (memory.IndexText) lives in the FTS5
 // table memory_fts under the same rowid, written in the same transaction.
-type Memory struct{ db *DB }
+type Memory struct {
+	db   *DB
+	keys keyTuning
+}
 
 var _ memory.Store = (*Memory)(nil)
 
 // Memory returns the memory.Store of d.
-func (d *DB) Memory() *Memory { return &Memory{db: d} }
+func (d *DB) Memory() *Memory { return &Memory{db: d, keys: defaultKeyTuning} }
 
 // querier is what *sql.Conn and *sql.Tx have in common.
 type querier interface {
@@ -181,39 +184,17 @@ func ftsQuery(terms []string) string {
 
 // Search implements memory.Store.
 func (m *Memory) Search(ctx context.Context, q memory.SearchQuery) (out []memory.Entry, err error) {
-	var query string
-	var args []any
-	if q.FullText {
-		where, nsArgs := nsFilter("e.namespace", q.Namespace)
-		query = `SELECT e.namespace, e.key, e.value, e.stored_at FROM memory_fts f JOIN memory_entries e ON e.id = f.rowid
-			WHERE memory_fts MATCH ? AND ` + where + ` ORDER BY f.rank, e.stored_at DESC, e.rev DESC LIMIT ?`
-		args = append(append([]any{ftsQuery(memory.Terms(q.Query))}, nsArgs...), q.Limit)
-	} else {
-		where, nsArgs := nsFilter("namespace", q.Namespace)
-		// instr is a case-sensitive, metacharacter-free substring test
-		// (LIKE would fold ASCII case and treat % and _ as wildcards).
-		query = `SELECT namespace, key, value, stored_at FROM memory_entries
-			WHERE instr(key, ?) > 0 AND ` + where + ` ORDER BY stored_at DESC, rev DESC LIMIT ?`
-		args = append(append([]any{q.Query}, nsArgs...), q.Limit)
-	}
 	err = m.db.read(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, query, args...)
-		if err != nil {
-			return storeError(ctx, "searching", err)
+		var err error
+		if !q.FullText {
+			out, err = searchKeys(ctx, tx, q, m.keys)
+			return err
 		}
-		defer rows.Close()
-		out = []memory.Entry{}
-		for rows.Next() {
-			var e memory.Entry
-			var value string
-			var at int64
-			if err := rows.Scan(&e.Namespace, &e.Key, &value, &at); err != nil {
-				return storeError(ctx, "searching", err)
-			}
-			e.Value, e.StoredAt = []byte(value), fromNanos(at)
-			out = append(out, e)
-		}
-		return storeError2(ctx, "searching", rows.Err())
+		where, nsArgs := nsFilter("e.namespace", q.Namespace)
+		out, err = queryEntries(ctx, tx, `SELECT e.namespace, e.key, e.value, e.stored_at FROM memory_fts f JOIN memory_entries e ON e.id = f.rowid
+			WHERE memory_fts MATCH ? AND `+where+` ORDER BY f.rank, e.stored_at DESC, e.rev DESC LIMIT ?`,
+			append(append([]any{ftsQuery(memory.Terms(q.Query))}, nsArgs...), q.Limit)...)
+		return err
 	})
 	return out, err
 }

@@ -122,6 +122,7 @@ var migrations = []migration{
 	{8, "the work queue: tasks, their labels, dependencies and transitions", taskSchema, nil},
 	{9, "an index of agent messages: threads, states and full-text search, derived from the journal", messageIndexSchema, nil},
 	{10, "replicated state: the stream sequence applied to this store, and the outcome of each applied event", replicationSchema, nil},
+	{11, memoryKeysStep, memoryKeysSchema, nil},
 }
 
 // SchemaVersion is the schema version this build writes.
