@@ -28,7 +28,7 @@ var assetFS embed.FS
 
 // Messaging is the agent messaging the console reads presence from and
 // sends through: the durable broker over the data directory.
-// mcp/messaging.Service implements it.
+// tools/messaging.Service implements it.
 type Messaging interface {
 	Presence
 	// Broker returns the broker, opening it when create is true (with

@@ -11,7 +11,7 @@ import (
 
 // Presence tells an agent's presence: its state (online, idle, stale,
 // offline or unknown) and when it was last seen (zero when not known).
-// The messaging service (mcp/messaging.Service) implements it.
+// The messaging service (tools/messaging.Service) implements it.
 type Presence interface {
 	Presence(ctx context.Context, agentID string) (state string, lastSeen time.Time, err error)
 }

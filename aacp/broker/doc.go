@@ -76,7 +76,7 @@
 // Inbox lists an agent's unfinished messages (queued, and handed out but
 // not answered) without handing anything out; Options.OnInbox is called
 // whenever new messages are queued for a hosted agent, so that a caller
-// can announce them (aacptools notifies subscribers of the agent's inbox
+// can announce them (tools/messaging notifies subscribers of the agent's inbox
 // resource).
 //
 // # Exactly once, at least once

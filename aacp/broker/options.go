@@ -97,7 +97,7 @@ type Options struct {
 	// just appended to the journal (seq set): transmissions, ACKs, NACKs,
 	// taken notices, reports and notices. It runs synchronously on the
 	// appending path, possibly with broker locks held, so it must be quick
-	// and must not call the broker. aacptools keeps the message index
+	// and must not call the broker. tools/messaging keeps the message index
 	// with it.
 	OnAppend func(envs []*envelope.Envelope)
 }

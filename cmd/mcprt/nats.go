@@ -23,10 +23,6 @@ type natsSettings struct {
 	NATS    natsengine.Config
 }
 
-func defaultNATSSettings() natsSettings {
-	return natsSettings{Backend: natsengine.DefaultBackendConfig(), NATS: natsengine.DefaultConfig()}
-}
-
 // natsBackend is a process's NATS side: the server it embeds (if
 // nats.server.listen is set), and, under aacp.backend=nats, its
 // connection and the journal on it. A nil *natsBackend is valid: it

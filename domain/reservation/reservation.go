@@ -44,7 +44,7 @@ const (
 
 // Messaging is what reservations need of the agent messaging service:
 // who is calling, whether another agent is still there, and a way to tell
-// it that its reservation was released. *messaging.Service satisfies it.
+// it that its reservation was released. Package tools/messaging's *Service satisfies it.
 type Messaging interface {
 	Caller(ctx context.Context) (string, error)
 	Presence(ctx context.Context, agentID string) (state string, lastSeen time.Time, err error)

@@ -12,7 +12,7 @@ import (
 
 // Messaging is what the work queue needs of the agent messaging service:
 // who is calling, whether a holder is still there, and notices to the
-// people concerned. *messaging.Service satisfies it.
+// people concerned. Package tools/messaging's *Service satisfies it.
 type Messaging interface {
 	Caller(ctx context.Context) (string, error)
 	Presence(ctx context.Context, agentID string) (state string, lastSeen time.Time, err error)

@@ -81,7 +81,7 @@ func newDynamicTools() *dynamicTools {
 // adminTools returns admin_register_tool and admin_unregister_tool, which
 // record what they register in dyn. Dynamic agentProxy tools route to
 // agents, which may be nil.
-func adminTools(srv *mcp.Server, opts Options, dyn *dynamicTools) []tool {
+func adminTools(srv *mcp.Server, opts Options, dyn *dynamicTools) []mcp.ToolDef {
 	destructive := func(title string, idempotent bool) *mcp.ToolAnnotations {
 		return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: mcp.Bool(false), DestructiveHint: mcp.Bool(true),
 			IdempotentHint: mcp.Bool(idempotent), OpenWorldHint: mcp.Bool(false)}
@@ -92,8 +92,8 @@ func adminTools(srv *mcp.Server, opts Options, dyn *dynamicTools) []tool {
 		tokenOK := adminAuthorized != nil && req.Session != nil && adminAuthorized(req.Session)
 		return enforcePolicy(policy, transportOf(req), tokenOK)
 	}
-	return []tool{
-		typed(mcp.Tool{
+	return []mcp.ToolDef{
+		mcp.Typed(mcp.Tool{
 			Name:  "admin_register_tool",
 			Title: "Register a tool",
 			Description: "Registers a new tool that runs one of the server's built-in handlers (no code is " +
@@ -109,7 +109,7 @@ func adminTools(srv *mcp.Server, opts Options, dyn *dynamicTools) []tool {
 		}, func(ctx context.Context, _ *mcp.CallToolRequest, in registerArgs) (registerResult, error) {
 			return dyn.register(ctx, srv, agents, in)
 		}),
-		typed(mcp.Tool{
+		mcp.Typed(mcp.Tool{
 			Name:  "admin_unregister_tool",
 			Title: "Unregister a tool",
 			Description: "Removes a tool that admin_register_tool registered. Returns {unregistered, name}; " +
@@ -183,15 +183,15 @@ func (d *dynamicTools) register(ctx context.Context, srv *mcp.Server, agents *aa
 			WithDetail("expected", schema)
 	}
 	t := mcp.Tool{Name: in.Name, Description: in.Description, InputSchema: schema, Version: in.Version}
-	var dynamic tool
+	var dynamic mcp.ToolDef
 	switch in.ToolType {
 	case toolTypeEcho:
 		t.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: mcp.Bool(true), OpenWorldHint: mcp.Bool(false)}
-		dynamic = typed(t, echoTool)
+		dynamic = mcp.Typed(t, echoTool)
 	case toolTypeHealth:
 		t.OutputSchema = healthOutput
 		t.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: mcp.Bool(true), OpenWorldHint: mcp.Bool(false)}
-		dynamic = typed(t, healthTool(srv, d.maxState))
+		dynamic = mcp.Typed(t, healthTool(srv, d.maxState))
 	case toolTypeAgentProxy:
 		if agents == nil {
 			return registerResult{}, core.NewError(core.CodeNotImplemented, "toolType agentProxy needs an agent coordinator, "+
@@ -199,10 +199,13 @@ func (d *dynamicTools) register(ctx context.Context, srv *mcp.Server, agents *aa
 		}
 		t.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: mcp.Bool(false), DestructiveHint: mcp.Bool(false),
 			OpenWorldHint: mcp.Bool(false)}
-		dynamic = typed(t, proxyTool(agents))
+		dynamic = mcp.Typed(t, proxyTool(agents))
 	}
 	d.mu.Lock()
-	err := dynamic.add(srv)
+	added, err := srv.AddTools(dynamic)
+	if err == nil && len(added) == 0 {
+		err = mcp.ErrNotAdmitted // AddTools skips it; here it is the caller's error
+	}
 	if err == nil {
 		d.tools[in.Name] = dynamicTool{toolType: in.ToolType, mark: t.Annotations}
 	}

@@ -31,13 +31,13 @@ type agentStateArgs struct {
 // all talking to agents. Their schemas are written by hand where they say
 // more than the Go types: non-empty agent ids, the bound on agentIds, and
 // a state that is any object.
-func agentTools(opts Options, agents *aacp.Coordinator) []tool {
+func agentTools(opts Options, agents *aacp.Coordinator) []mcp.ToolDef {
 	redactor := core.NewRedactor(opts.RedactKeys)
 	maxState := opts.MaxStateBytes
-	return []tool{
+	return []mcp.ToolDef{
 		// Out is any: the agent's response is passed on as it is, and no
 		// output schema is listed.
-		typed(mcp.Tool{
+		mcp.Typed(mcp.Tool{
 			Name:  "agent_send_message",
 			Title: "Send a message to an agent",
 			Description: "Send {type, payload} to an in-process agent (agent_list) and return its response. " +
@@ -45,7 +45,7 @@ func agentTools(opts Options, agents *aacp.Coordinator) []tool {
 			InputSchema: agentSendMessageInput,
 			Annotations: &mcp.ToolAnnotations{DestructiveHint: mcp.Bool(false), OpenWorldHint: mcp.Bool(false)},
 		}, proxyTool(agents)),
-		typed(mcp.Tool{
+		mcp.Typed(mcp.Tool{
 			Name:  "agent_get_state",
 			Title: "Read an agent's state",
 			Description: fmt.Sprintf("An in-process agent's state after its last message, secret-looking values "+

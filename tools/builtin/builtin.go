@@ -1,8 +1,6 @@
 package builtin
 
 import (
-	"context"
-	"errors"
 	"fmt"
 
 	"github.com/mcprt/mcprt/aacp"
@@ -85,32 +83,10 @@ func Register(srv *mcp.Server, opts Options) error {
 	if opts.Admin {
 		tools = append(tools, adminTools(srv, opts, newDynamicTools())...)
 	}
-	for _, t := range tools {
-		err := t.add(srv)
-		if errors.Is(err, mcp.ErrNotAdmitted) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("builtin: register tool %q: %w", t.name, err)
-		}
+	if _, err := srv.AddTools(tools...); err != nil {
+		return fmt.Errorf("builtin: %w", err)
 	}
 	return nil
-}
-
-// tool is a built-in tool ready to be registered: its name, for errors,
-// and its registration through mcp.AddTypedTool.
-type tool struct {
-	name string
-	add  func(*mcp.Server) error
-}
-
-// typed returns the tool t run by h, registered with mcp.AddTypedTool: the
-// input schema is derived from In unless t.InputSchema is set, and the
-// output schema from Out when Out is a struct unless t.OutputSchema is set.
-// A tool whose Out is not a struct (any, string, float64) lists no output
-// schema.
-func typed[In, Out any](t mcp.Tool, h func(context.Context, *mcp.CallToolRequest, In) (Out, error)) tool {
-	return tool{name: t.Name, add: func(srv *mcp.Server) error { return mcp.AddTypedTool(srv, t, h) }}
 }
 
 // DefaultMaxStateBytes is Options.MaxStateBytes' default: 256 KiB.

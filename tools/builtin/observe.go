@@ -75,10 +75,10 @@ type healthResources struct {
 // essential tools, so mode MINIMAL keeps them. Their output schemas are
 // written by hand: the mode and status enums and the bounds of the figures
 // are more than a Go type says.
-func observerTools(srv *mcp.Server, opts Options) []tool {
+func observerTools(srv *mcp.Server, opts Options) []mcp.ToolDef {
 	version := opts.Version
-	return []tool{
-		typed(mcp.Tool{
+	return []mcp.ToolDef{
+		mcp.Typed(mcp.Tool{
 			Name:         "server_ping",
 			Title:        "Server ping",
 			Description:  "Check that the server answers: its version, mode and uptime. Answers even when the server is busy.",
@@ -120,12 +120,12 @@ func healthSchema(messaging bool) json.RawMessage {
 
 // health is the health tool: with f, its result carries f's report as
 // messaging (and its schema says so).
-func health(srv *mcp.Server, t mcp.Tool, f func() any, maxState int) tool {
+func health(srv *mcp.Server, t mcp.Tool, f func() any, maxState int) mcp.ToolDef {
 	if f == nil {
-		return typed(t, healthTool(srv, maxState))
+		return mcp.Typed(t, healthTool(srv, maxState))
 	}
 	h := healthTool(srv, maxState)
-	return typed(t, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (messagingHealthReport, error) {
+	return mcp.Typed(t, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (messagingHealthReport, error) {
 		r, err := h(ctx, req, in)
 		return messagingHealthReport{healthReport: r, Messaging: f()}, err
 	})

@@ -41,7 +41,7 @@ func newAgents(cfg config.Domain, dataDir string, opts Options) (*agent.Service,
 	svc, err := agent.NewService(agent.Options{Profiles: profiles, DefaultMaxDepth: cfg.Agent.MaxDelegationDepth,
 		Clock: opts.Clock, IDs: opts.IDs})
 	if err != nil {
-		return nil, fmt.Errorf("domaintools: the agent service: %w", err)
+		return nil, fmt.Errorf("domain: the agent service: %w", err)
 	}
 	return svc, nil
 }
@@ -72,7 +72,7 @@ func (d *Domain) ConnectAgents(coord *aacp.Coordinator, messaging *messaging.Ser
 			return b, nil
 		}})
 	if err != nil {
-		return fmt.Errorf("domaintools: connect agent messaging: %w", err)
+		return fmt.Errorf("domain: connect agent messaging: %w", err)
 	}
 	d.agents.SetMessaging(m)
 	return nil

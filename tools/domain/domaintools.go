@@ -217,7 +217,7 @@ func (d *Domain) Register(srv *mcp.Server) error {
 	if r.err == nil && len(r.done) != len(specs) {
 		for name := range specs {
 			if !r.done[name] {
-				r.err = fmt.Errorf("domaintools: tool %q has a spec but no handler", name)
+				r.err = fmt.Errorf("domain: tool %q has a spec but no handler", name)
 			}
 		}
 	}
@@ -270,20 +270,20 @@ func addTimed[In, Out any](r *registrar, name string, timeout time.Duration, h f
 	}
 	spec, ok := r.specs[name]
 	if !ok {
-		r.err = fmt.Errorf("domaintools: no tool spec is named %q", name)
+		r.err = fmt.Errorf("domain: no tool spec is named %q", name)
 		return
 	}
 	r.done[name] = true
 	tool := Tool(spec)
 	tool.Timeout = timeout
-	err := mcp.AddTypedTool(r.srv, tool, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (Out, error) {
+	added, err := r.srv.AddTools(mcp.Typed(tool, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (Out, error) {
 		return h(ctx, in)
-	})
+	}))
 	switch {
-	case err == nil:
+	case err != nil:
+		r.err = fmt.Errorf("domain: %w", err)
+	case len(added) == 1:
 		r.admitted[name] = true
-	case !errors.Is(err, mcp.ErrNotAdmitted):
-		r.err = fmt.Errorf("domaintools: register tool %q: %w", name, err)
 	}
 }
 

@@ -3,7 +3,6 @@ package messaging
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -139,137 +138,104 @@ const deadlineMargin = 250 * time.Millisecond
 // none) is skipped; any other registration error fails Register, naming
 // the tool. Registering opens nothing.
 func (s *Service) Register(srv *mcp.Server) error {
-	admitted := false
-	for _, add := range []func(*mcp.Server) error{
-		func(srv *mcp.Server) error {
-			return mcp.AddTypedTool(srv, mcp.Tool{
-				Name: "aacp_register_agent", Title: "Register a messaging agent",
-				Description: "Sets this session's agent id and type so others can message it; call once at the start. " +
-					"An id another live session holds is refused (E_ROUTING_003 names the holder). Registering again " +
-					"resumes the agent: its unanswered messages are still there.",
-				Annotations: writes("Register a messaging agent", false, true),
-			}, anyOut(s.registerTool))
-		},
-		func(srv *mcp.Server) error {
-			return mcp.AddTypedTool(srv, mcp.Tool{
-				Name: "aacp_agents", Title: "List messaging agents",
-				Description: "Lists registered agents with presence: online, idle, stale (no call for aacp.staleAfterMs) " +
-					"or offline (no session), and lastSeen. Agents offline that long are retired.",
-				Annotations: readOnly("List messaging agents"),
-			}, anyOut(s.agentsTool))
-		},
-		func(srv *mcp.Server) error {
-			return mcp.AddTypedTool(srv, mcp.Tool{
-				Name: "aacp_heartbeat", Title: "Say you are alive",
-				Description: "Marks this session's agent as alive, with an optional status others see in aacp_agents. " +
-					"Any tool call counts as a heartbeat too; use this during long work without calls.",
-				Annotations: writes("Say you are alive", false, true),
-			}, s.heartbeatTool)
-		},
-		func(srv *mcp.Server) error {
-			return mcp.AddTypedTool(srv, mcp.Tool{
-				Name: "aacp_send", Title: "Send a message to an agent",
-				Description: "Sends a message to an agent (receiver.agentId \"*\": to all) and returns once it is on disk: " +
-					"{messageId, requestId, deliveries}. It waits in their inbox until taken; follow it with aacp_status. " +
-					"Only its ttl fails it (then an ERROR_REPORT comes back).",
-				Annotations: writes("Send a message to an agent", false, false),
-			}, s.sendTool)
-		},
-		func(srv *mcp.Server) error {
-			return mcp.AddTypedTool(srv, mcp.Tool{
-				Name: "aacp_receive", Title: "Take messages",
-				Description: "Takes up to max waiting messages (HIGH first). Taking starts the sender's ack timer: answer " +
-					"each with aacp_ack or aacp_nack, or it is offered again. To look without taking, use aacp_peek.",
-				Annotations: writes("Take messages", false, false),
-				Timeout:     receiveTimeout,
-			}, anyOut(s.receiveTool))
-		},
-		func(srv *mcp.Server) error {
-			return mcp.AddTypedTool(srv, mcp.Tool{
-				Name: "aacp_reply", Title: "Answer a message",
-				Description: "Sends text or a payload back to the sender of a message you received, in its thread.",
-				Annotations: writes("Answer a message", false, false),
-			}, s.replyTool)
-		},
-		func(srv *mcp.Server) error {
-			return mcp.AddTypedTool(srv, mcp.Tool{
-				Name: "aacp_thread", Title: "Read a thread",
-				Description: "Returns a thread's messages, oldest first, each with its state (sent, taken, received, processed, nacked).",
-				Annotations: readOnly("Read a thread"),
-			}, anyOut(s.threadTool))
-		},
-		func(srv *mcp.Server) error {
-			return mcp.AddTypedTool(srv, mcp.Tool{
-				Name: "aacp_search", Title: "Search messages",
-				Description: "Full-text search over every agent's message subjects and payloads, best match first, with snippets.",
-				Annotations: readOnly("Search messages"),
-			}, anyOut(s.searchTool))
-		},
-		func(srv *mcp.Server) error {
-			return mcp.AddTypedTool(srv, mcp.Tool{
-				Name: "aacp_view", Title: "Views of messages",
-				Description: "Lists your messages in one view, newest first, from the message index.",
-				Annotations: readOnly("Views of messages"),
-			}, anyOut(s.viewTool))
-		},
-		func(srv *mcp.Server) error {
-			return mcp.AddTypedTool(srv, mcp.Tool{
-				Name: "aacp_peek", Title: "Look at the inbox",
-				Description: "Lists this session's unfinished messages (queued, then taken but unanswered) without taking " +
-					"or answering anything: {messages, queued, handedOut}.",
-				Annotations: readOnly("Look at the inbox"),
-			}, anyOut(s.peekTool))
-		},
-		func(srv *mcp.Server) error {
-			return mcp.AddTypedTool(srv, mcp.Tool{
-				Name: "aacp_ack", Title: "Acknowledge a message",
-				Description: "Answers a taken message: processed when done (the sender's request completes), received " +
-					"or queued to confirm you have it. A message past its ttl cannot be answered (E_PROTOCOL_004).",
-				Annotations: writes("Acknowledge a message", false, false),
-			}, s.ackTool)
-		},
-		func(srv *mcp.Server) error {
-			return mcp.AddTypedTool(srv, mcp.Tool{
-				Name: "aacp_nack", Title: "Reject a message",
-				Description: "Rejects a taken message with a reason; canRetry true asks the sender to send it again later, " +
-					"false fails it for good.",
-				Annotations: writes("Reject a message", true, false),
-			}, s.nackTool)
-		},
-		func(srv *mcp.Server) error {
-			return mcp.AddTypedTool(srv, mcp.Tool{
-				Name: "aacp_status", Title: "Follow a sent message",
-				Description: "Reports a request you sent: state (IN_TRANSIT, PENDING, DELIVERED, PROCESSED, FAILED), " +
-					"outcome (COMPLETED, FAILED, UNKNOWN), each delivery (ackDeadline once taken) and the history.",
-				Annotations: readOnly("Follow a sent message"),
-			}, anyOut(s.statusTool))
-		},
-		func(srv *mcp.Server) error {
-			return mcp.AddTypedTool(srv, mcp.Tool{
-				Name: "aacp_dead_letters", Title: "List failed sends",
-				Description: "Lists your sends that failed for good (expired, or rejected), oldest first.",
-				Annotations: readOnly("List failed sends"),
-			}, anyOut(s.deadLettersTool))
-		},
-		func(srv *mcp.Server) error {
-			return mcp.AddTypedTool(srv, mcp.Tool{
-				Name: "aacp_requeue", Title: "Send a failed message again",
-				Description: "Sends a dead letter again (same requestId, fresh retries) unless it has expired.",
-				Annotations: writes("Send a failed message again", false, false),
-			}, anyOut(s.requeueTool))
-		},
-	} {
-		err := add(srv)
-		if err != nil && !errors.Is(err, mcp.ErrNotAdmitted) {
-			return fmt.Errorf("aacptools: %w", err)
-		}
-		admitted = admitted || err == nil
+	added, err := srv.AddTools(
+		mcp.Typed(mcp.Tool{
+			Name: "aacp_register_agent", Title: "Register a messaging agent",
+			Description: "Sets this session's agent id and type so others can message it; call once at the start. " +
+				"An id another live session holds is refused (E_ROUTING_003 names the holder). Registering again " +
+				"resumes the agent: its unanswered messages are still there.",
+			Annotations: writes("Register a messaging agent", false, true),
+		}, anyOut(s.registerTool)),
+		mcp.Typed(mcp.Tool{
+			Name: "aacp_agents", Title: "List messaging agents",
+			Description: "Lists registered agents with presence: online, idle, stale (no call for aacp.staleAfterMs) " +
+				"or offline (no session), and lastSeen. Agents offline that long are retired.",
+			Annotations: readOnly("List messaging agents"),
+		}, anyOut(s.agentsTool)),
+		mcp.Typed(mcp.Tool{
+			Name: "aacp_heartbeat", Title: "Say you are alive",
+			Description: "Marks this session's agent as alive, with an optional status others see in aacp_agents. " +
+				"Any tool call counts as a heartbeat too; use this during long work without calls.",
+			Annotations: writes("Say you are alive", false, true),
+		}, s.heartbeatTool),
+		mcp.Typed(mcp.Tool{
+			Name: "aacp_send", Title: "Send a message to an agent",
+			Description: "Sends a message to an agent (receiver.agentId \"*\": to all) and returns once it is on disk: " +
+				"{messageId, requestId, deliveries}. It waits in their inbox until taken; follow it with aacp_status. " +
+				"Only its ttl fails it (then an ERROR_REPORT comes back).",
+			Annotations: writes("Send a message to an agent", false, false),
+		}, s.sendTool),
+		mcp.Typed(mcp.Tool{
+			Name: "aacp_receive", Title: "Take messages",
+			Description: "Takes up to max waiting messages (HIGH first). Taking starts the sender's ack timer: answer " +
+				"each with aacp_ack or aacp_nack, or it is offered again. To look without taking, use aacp_peek.",
+			Annotations: writes("Take messages", false, false),
+			Timeout:     receiveTimeout,
+		}, anyOut(s.receiveTool)),
+		mcp.Typed(mcp.Tool{
+			Name: "aacp_reply", Title: "Answer a message",
+			Description: "Sends text or a payload back to the sender of a message you received, in its thread.",
+			Annotations: writes("Answer a message", false, false),
+		}, s.replyTool),
+		mcp.Typed(mcp.Tool{
+			Name: "aacp_thread", Title: "Read a thread",
+			Description: "Returns a thread's messages, oldest first, each with its state (sent, taken, received, processed, nacked).",
+			Annotations: readOnly("Read a thread"),
+		}, anyOut(s.threadTool)),
+		mcp.Typed(mcp.Tool{
+			Name: "aacp_search", Title: "Search messages",
+			Description: "Full-text search over every agent's message subjects and payloads, best match first, with snippets.",
+			Annotations: readOnly("Search messages"),
+		}, anyOut(s.searchTool)),
+		mcp.Typed(mcp.Tool{
+			Name: "aacp_view", Title: "Views of messages",
+			Description: "Lists your messages in one view, newest first, from the message index.",
+			Annotations: readOnly("Views of messages"),
+		}, anyOut(s.viewTool)),
+		mcp.Typed(mcp.Tool{
+			Name: "aacp_peek", Title: "Look at the inbox",
+			Description: "Lists this session's unfinished messages (queued, then taken but unanswered) without taking " +
+				"or answering anything: {messages, queued, handedOut}.",
+			Annotations: readOnly("Look at the inbox"),
+		}, anyOut(s.peekTool)),
+		mcp.Typed(mcp.Tool{
+			Name: "aacp_ack", Title: "Acknowledge a message",
+			Description: "Answers a taken message: processed when done (the sender's request completes), received " +
+				"or queued to confirm you have it. A message past its ttl cannot be answered (E_PROTOCOL_004).",
+			Annotations: writes("Acknowledge a message", false, false),
+		}, s.ackTool),
+		mcp.Typed(mcp.Tool{
+			Name: "aacp_nack", Title: "Reject a message",
+			Description: "Rejects a taken message with a reason; canRetry true asks the sender to send it again later, " +
+				"false fails it for good.",
+			Annotations: writes("Reject a message", true, false),
+		}, s.nackTool),
+		mcp.Typed(mcp.Tool{
+			Name: "aacp_status", Title: "Follow a sent message",
+			Description: "Reports a request you sent: state (IN_TRANSIT, PENDING, DELIVERED, PROCESSED, FAILED), " +
+				"outcome (COMPLETED, FAILED, UNKNOWN), each delivery (ackDeadline once taken) and the history.",
+			Annotations: readOnly("Follow a sent message"),
+		}, anyOut(s.statusTool)),
+		mcp.Typed(mcp.Tool{
+			Name: "aacp_dead_letters", Title: "List failed sends",
+			Description: "Lists your sends that failed for good (expired, or rejected), oldest first.",
+			Annotations: readOnly("List failed sends"),
+		}, anyOut(s.deadLettersTool)),
+		mcp.Typed(mcp.Tool{
+			Name: "aacp_requeue", Title: "Send a failed message again",
+			Description: "Sends a dead letter again (same requestId, fresh retries) unless it has expired.",
+			Annotations: writes("Send a failed message again", false, false),
+		}, anyOut(s.requeueTool)),
+	)
+	if err != nil {
+		return fmt.Errorf("messaging: %w", err)
 	}
+	admitted := len(added) > 0
 	if !admitted {
 		return nil // no aacp tool here (mode MINIMAL): no inbox resource either
 	}
 	if err := s.addInboxResource(srv); err != nil {
-		return fmt.Errorf("aacptools: the inbox resource: %w", err)
+		return fmt.Errorf("messaging: the inbox resource: %w", err)
 	}
 	return nil
 }
