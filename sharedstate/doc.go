@@ -7,7 +7,7 @@
 //
 // # Layout
 //
-//	stream MCPRT_STATE  state.{domain}   one message per event: {id, kind, data}
+//	stream SHARED_STATE  state.{domain}   one message per event: {id, kind, data}
 //
 // The stream uses file storage, Options.Replicas replicas and a dedup
 // window of two minutes keyed by the event id (a publish repeated across

@@ -17,7 +17,7 @@ import (
 )
 
 // StreamName is the JetStream stream of state events.
-const StreamName = "MCPRT_STATE"
+const StreamName = "SHARED_STATE"
 
 // SubjectPrefix starts every state event's subject: state.{domain}.
 const SubjectPrefix = "state."

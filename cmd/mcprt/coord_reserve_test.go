@@ -125,7 +125,9 @@ func TestCoordReservationsBetweenProcesses(t *testing.T) {
 func TestCoordReserveRace(t *testing.T) {
 	t.Parallel()
 	rounds := envInt("MCPRT_COORD_RACE_ROUNDS", 1000)
-	ps, _ := coordAgents(t, nil, "r1", "r2")
+	// A winner keeps what it won (up to two leases a round), so the
+	// per-agent limit must not decide a round.
+	ps, _ := coordAgents(t, []string{fmt.Sprintf("MCPRT_COORD_MAX_RESERVATIONS_PER_AGENT=%d", 2*rounds+10)}, "r1", "r2")
 	wins := [2]int{}
 	// Batches of 40 rounds keep each process under its 64 concurrent
 	// executions.
