@@ -57,7 +57,7 @@ func TestNATSClientKilledDuringSends(t *testing.T) {
 		case line, ok := <-out:
 			return line, ok
 		case <-time.After(wiretest.ExpectTimeout):
-			t.Fatal("the writer answered nothing for 10s")
+			t.Fatalf("the writer answered nothing for %v", wiretest.ExpectTimeout)
 			return "", false
 		}
 	}

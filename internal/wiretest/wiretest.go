@@ -16,12 +16,14 @@ import (
 )
 
 // Timeouts of the blocking helpers. They are generous on purpose: they only
-// end a test that would otherwise hang, they never measure speed.
+// end a test that would otherwise hang, they never measure speed (CI runs
+// every package at once under -race on two cores, where a call that takes
+// milliseconds alone can take seconds).
 const (
 	// ExpectTimeout bounds Expect, ExpectJSON and ExpectLog.
-	ExpectTimeout = 10 * time.Second
+	ExpectTimeout = 30 * time.Second
 	// WaitTimeout bounds Wait.
-	WaitTimeout = 15 * time.Second
+	WaitTimeout = 30 * time.Second
 	// MaxLineBytes is the longest stdout line a Proc accepts.
 	MaxLineBytes = 16 << 20
 )
