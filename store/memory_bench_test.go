@@ -33,6 +33,15 @@ func fillMemory100k(b *testing.B, m *Memory, n int) {
 	}
 }
 
+// fixtureSize is n, or n/100 under -short: make test runs every benchmark
+// once with -short to check that it works, not to measure it.
+func fixtureSize(n int) int {
+	if testing.Short() {
+		return n / 100
+	}
+	return n
+}
+
 // BenchmarkMemorySearch100k fills the SQLite memory with 100,000 entries
 // and searches it by key substring (a rare one, matching 1 to 10 entries;
 // a common one, matching thousands; a one- or two-character one; one that
@@ -46,7 +55,7 @@ func BenchmarkMemorySearch100k(b *testing.B) {
 	}
 	defer db.Close()
 	m := db.Memory()
-	const n = 100_000
+	n := fixtureSize(100_000)
 	fillMemory100k(b, m, n)
 	ctx := context.Background()
 	cases := []struct {

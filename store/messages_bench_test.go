@@ -27,7 +27,7 @@ func BenchmarkMessageSearch100k(b *testing.B) {
 		words[i] = fmt.Sprintf("w%dx", i*7919%100003)
 	}
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	const n = 100_000
+	n := fixtureSize(100_000)
 	batch := make([]*envelope.Envelope, 0, 1000)
 	for i := range n {
 		text := ""
