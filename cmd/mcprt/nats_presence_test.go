@@ -36,6 +36,13 @@ func TestNATSSharedPresence(t *testing.T) {
 			if r["granted"] != true || len(leases) != 1 {
 				t.Fatalf("reserve on A: %v", r)
 			}
+			a.ok(t, "task_post", fmt.Sprintf(`{"title":"t%d","description":"held by %s","labels":["presence%d"]}`, i, alice, i))
+			cl := a.ok(t, "task_claim", fmt.Sprintf(`{"labels":["presence%d"]}`, i))
+			taskID := astr(cl, "task", "taskId")
+			if cl["claimed"] != true || taskID == "" {
+				t.Fatalf("task_claim on A: %v", cl)
+			}
+			steal := fmt.Sprintf(`{"taskId":%q,"reason":"%s looks gone"}`, taskID, alice)
 			force := fmt.Sprintf(`{"id":%q,"reason":"%s looks gone"}`, astr(leases[0], "id"), alice)
 			if hb := a.ok(t, "aacp_heartbeat", `{"status":"working"}`); hb["presence"] != "online" {
 				t.Fatalf("aacp_heartbeat on A: %v", hb)
@@ -60,22 +67,30 @@ func TestNATSSharedPresence(t *testing.T) {
 				if st.beatOnA {
 					a.ok(t, "aacp_heartbeat", `{}`)
 				}
-				e := b.fails(t, "force_release_reservation", force, "RESERVATION_HOLDER_LIVE")
-				if e.Details["presence"] != st.want || e.Details["holder"] != alice {
-					t.Fatalf("after +%d ms (beat on A: %v): force_release on B refused with %v, want holder %s %s",
-						st.advanceMs, st.beatOnA, e.Details, alice, st.want)
+				for _, c := range []struct{ tool, args, code string }{
+					{"force_release_reservation", force, "RESERVATION_HOLDER_LIVE"},
+					{"task_steal", steal, "TASK_HOLDER_LIVE"},
+				} {
+					e := b.fails(t, c.tool, c.args, c.code)
+					if e.Details["presence"] != st.want || e.Details["holder"] != alice {
+						t.Fatalf("after +%d ms (beat on A: %v): %s on B refused with %v, want holder %s %s",
+							st.advanceMs, st.beatOnA, c.tool, e.Details, alice, st.want)
+					}
 				}
 			}
 
 			// A is killed: once B's clock passes aacp.staleAfterMs since
 			// A's last beat, the holder is stale (or offline) on B and its
-			// reservation can be forced.
+			// reservation forced and its task stolen.
 			a.p.Signal(syscall.SIGKILL)
 			a.p.Wait(t)
 			b.ok(t, "clock_advance", `{"ms":5000}`)
 			fr := b.ok(t, "force_release_reservation", force)
 			if fr["releasedBy"] != bob || fr["agentId"] != alice || fr["releasedAt"] == "" {
 				t.Fatalf("force_release on B after A died: %v", fr)
+			}
+			if sv := b.ok(t, "task_steal", steal); astr(sv, "assignee") != bob || astr(sv, "status") != "claimed" {
+				t.Fatalf("task_steal on B after A died: %v", sv)
 			}
 		})
 	}
