@@ -59,9 +59,11 @@
 //
 // # Not here
 //
-// Presence and agent claims are the messaging journal's (the agent
-// registry and leases of aacp/natsjournal under aacp.backend=nats): the
-// reservation service asks it whether a holder is still there. Traces
+// Presence is natsengine/presencekv's (one bucket of last-seen records,
+// opened whenever either backend is on NATS) and agent claims are the
+// messaging journal's (leases of aacp/natsjournal under
+// aacp.backend=nats): the reservation and task services ask messaging,
+// which reads that bucket, whether a holder is still there. Traces
 // stay per node. Code that writes to a store.DB directly bypasses the
 // stream: under aacp.stateBackend=nats every write must go through the
 // Store wrappers here (the binary's tools and its /ui/ console do).

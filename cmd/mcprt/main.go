@@ -243,7 +243,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	// Agent-to-agent messaging: the journal in aacp.dataDir is opened by
 	// the first aacp_* call, not here. Every tool call is its agent's
 	// heartbeat.
-	msgs, err := messaging.New(messaging.Options{Config: cfg.AACP, Logger: logger, Clock: clock, Open: natsBack.opener()})
+	msgs, err := messaging.New(messaging.Options{Config: cfg.AACP, Logger: logger, Clock: clock, Open: natsBack.opener(), Presence: natsBack.presenceStore()})
 	if err != nil {
 		logConfigError(logger, err)
 		return exitConfig

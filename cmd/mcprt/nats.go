@@ -14,6 +14,7 @@ import (
 	"github.com/mcprt/mcprt/aacp/natsjournal"
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/natsengine"
+	"github.com/mcprt/mcprt/natsengine/presencekv"
 )
 
 // natsSettings are the keys of package natsengine: aacp.backend and the
@@ -32,6 +33,9 @@ type natsBackend struct {
 	conn  *natsengine.Conn
 	store *natsjournal.Store
 	url   string
+	// presence is the agents' presence records, shared whenever either
+	// backend is on NATS (nats_state.go).
+	presence *presencekv.Store
 }
 
 // startNATS starts what cfg asks for: an embedded server when
@@ -75,6 +79,10 @@ func startNATS(ctx context.Context, cfg core.Config, ns natsSettings, logger *sl
 		return nil, exitFatal, err
 	}
 	b.conn = conn
+	if err := b.openPresence(ctx, nc); err != nil {
+		b.Close()
+		return nil, exitFatal, err
+	}
 	if ns.Backend.Backend != natsengine.BackendNATS { // only the shared state is on NATS (nats_state.go)
 		return b, 0, nil
 	}

@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/domain/reservation"
 	"github.com/mcprt/mcprt/domain/task"
 	"github.com/mcprt/mcprt/natsengine"
+	"github.com/mcprt/mcprt/natsengine/presencekv"
 	"github.com/mcprt/mcprt/tools/domain"
 	"github.com/mcprt/mcprt/tools/messaging"
 )
@@ -20,6 +22,29 @@ func (b *natsBackend) sharedState(ns natsSettings) *domain.SharedState {
 		return nil
 	}
 	return &domain.SharedState{JS: b.conn.JS, Replicas: ns.NATS.Replicas, OpenTimeout: ns.NATS.ConnectTimeout()}
+}
+
+// openPresence opens the presence bucket on the connection, so that
+// every process on this NATS judges an agent's presence from one record.
+func (b *natsBackend) openPresence(ctx context.Context, nc natsengine.Config) error {
+	pctx, cancel := context.WithTimeout(ctx, nc.ConnectTimeout())
+	defer cancel()
+	p, err := presencekv.Open(pctx, b.conn.JS, presencekv.Options{Replicas: nc.Replicas})
+	if err != nil {
+		return fmt.Errorf("open the shared presence on NATS: %w", err)
+	}
+	b.presence = p
+	return nil
+}
+
+// presenceStore is the messaging service's presence store: the NATS
+// bucket when either backend is on NATS, else nil (the data directory's
+// files).
+func (b *natsBackend) presenceStore() messaging.PresenceStore {
+	if b == nil || b.presence == nil {
+		return nil
+	}
+	return b.presence
 }
 
 // withSharedState adds sharedState (the applier's sequence, the stream's

@@ -48,7 +48,13 @@
 // memory only), as is aacp_heartbeat {status?, note?}. Heartbeats are
 // written to <aacp.dataDir>/presence/<agentId>.json at most once a second
 // per agent (aacp_heartbeat at once), so every process on the data
-// directory sees them. An agent a session hosts is online until
+// directory sees them; with Options.Presence (the binary passes
+// natsengine/presencekv's bucket whenever a backend is on NATS) they go
+// there instead and every machine sees them, and a session's end marks
+// the record released (offline everywhere). Presence of an agent this
+// process's registry does not list (messaging on files, the agent on
+// another machine) is graded from its shared record alone. An agent a
+// session hosts is online until
 // aacp.idleAfterMs (2 min) without a call, then idle, then stale after
 // aacp.staleAfterMs (15 min); an agent no session hosts is offline, and
 // once its last sign of life is older than aacp.staleAfterMs it is

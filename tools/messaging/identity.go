@@ -53,8 +53,13 @@ func (s *Service) Presence(ctx context.Context, agentID string) (string, time.Ti
 		return all[i].Presence, all[i].LastSeen, nil
 	}
 	if s.heldBySomeone(agentID) { // hosted here, unlisted (a made-up default id)
-		rec, _ := s.presence.read(agentID)
+		rec, _ := s.presence.read(ctx, agentID)
 		return s.grade(true, rec.LastSeen), rec.LastSeen, nil
+	}
+	// Hosted on another machine whose registry this one does not share
+	// (messaging on files, presence on NATS): its shared record decides.
+	if rec, ok := s.presence.read(ctx, agentID); ok && s.presence.shared {
+		return s.grade(!rec.Released, rec.LastSeen), rec.LastSeen, nil
 	}
 	return PresenceUnknown, time.Time{}, nil
 }
@@ -81,7 +86,7 @@ func (s *Service) agents(ctx context.Context, b *broker.Broker) ([]AgentPresence
 	now := s.now()
 	list := make([]AgentPresence, 0, len(out.Agents))
 	for _, a := range out.Agents {
-		rec, ok := s.presence.read(a.AgentID)
+		rec, ok := s.presence.read(ctx, a.AgentID)
 		seen := rec.LastSeen
 		if !ok || seen.Before(a.RegisteredAt) {
 			seen = a.RegisteredAt
@@ -113,7 +118,7 @@ func (s *Service) retire(ctx context.Context, b *broker.Broker, agentID string) 
 	if err := b.Retire(ctx, agentID); err != nil {
 		return fmt.Errorf("retire the stale agent %q: %w", agentID, err)
 	}
-	s.presence.remove(agentID)
+	s.presence.remove(ctx, agentID)
 	return nil
 }
 

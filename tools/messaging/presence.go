@@ -1,8 +1,8 @@
 package messaging
 
 import (
+	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +16,9 @@ import (
 // one small JSON file per agent, <agentId>.json, replaced atomically.
 const presenceDir = "presence"
 
+// presenceTimeout bounds one read or write of a shared presence store.
+const presenceTimeout = 3 * time.Second
+
 // beatInterval is the least time between two durable heartbeat writes of
 // one agent: tool calls in between only update memory.
 const beatInterval = time.Second
@@ -28,6 +31,9 @@ type presenceRecord struct {
 	Status   string    `json:"status,omitempty"`
 	Note     string    `json:"note,omitempty"`
 	PID      int       `json:"pid"`
+	// Released is set when the hosting session ended: the agent is
+	// offline until a session hosts it again.
+	Released bool `json:"released,omitempty"`
 }
 
 // presence keeps the heartbeats of the agents this process hosts and
@@ -35,8 +41,9 @@ type presenceRecord struct {
 // per agent per beatInterval, made by a flusher goroutine, so that a tool
 // call never waits on the disk for its heartbeat.
 type presence struct {
-	dir   string
-	clock core.Clock
+	store  PresenceStore
+	shared bool // store is read by other machines (not the data directory's files)
+	clock  core.Clock
 
 	mu      sync.Mutex
 	latest  map[string]presenceRecord // guarded by mu: this process's agents
@@ -49,9 +56,15 @@ type presence struct {
 	closed  bool // guarded by mu
 }
 
-func newPresence(dataDir string, clock core.Clock) *presence {
+// newPresence keeps presence in store, or in the data directory's
+// presence files when store is nil.
+func newPresence(dataDir string, store PresenceStore, clock core.Clock) *presence {
+	shared := store != nil
+	if store == nil {
+		store = filePresence{dir: filepath.Join(dataDir, presenceDir)}
+	}
 	return &presence{
-		dir: filepath.Join(dataDir, presenceDir), clock: clock,
+		store: store, shared: shared, clock: clock,
 		latest: map[string]presenceRecord{}, written: map[string]time.Time{}, dirty: map[string]bool{},
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 	}
@@ -67,7 +80,7 @@ func (p *presence) beat(agentID, status, note string, sync bool) error {
 		return nil
 	}
 	rec := p.latest[agentID]
-	rec.AgentID, rec.LastSeen, rec.PID = agentID, p.clock.Now().UTC(), os.Getpid()
+	rec.AgentID, rec.LastSeen, rec.PID, rec.Released = agentID, p.clock.Now().UTC(), os.Getpid(), false
 	if status != "" {
 		rec.Status = status
 	}
@@ -138,43 +151,31 @@ func (p *presence) flush(force bool) time.Duration {
 	return next
 }
 
-// write replaces agentID's presence file atomically.
+// write replaces the agent's presence record.
 func (p *presence) write(rec presenceRecord) error {
 	data, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("encode the presence of %q: %w", rec.AgentID, err)
 	}
-	if err := os.MkdirAll(p.dir, 0o755); err != nil {
-		return fmt.Errorf("record the presence of %q: %w", rec.AgentID, err)
-	}
-	tmp, err := os.CreateTemp(p.dir, "."+rec.AgentID+".*")
-	if err != nil {
-		return fmt.Errorf("record the presence of %q: %w", rec.AgentID, err)
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("record the presence of %q: %w", rec.AgentID, err)
-	}
-	if err := os.Rename(tmp.Name(), filepath.Join(p.dir, rec.AgentID+".json")); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("record the presence of %q: %w", rec.AgentID, err)
-	}
-	return nil
+	ctx, cancel := context.WithTimeout(context.Background(), presenceTimeout)
+	defer cancel()
+	return p.store.Put(ctx, rec.AgentID, data)
 }
 
 // read returns agentID's latest presence record: this process's own
-// beat when it has one, else the file; ok is false when there is none.
-func (p *presence) read(agentID string) (presenceRecord, bool) {
+// beat when it has one, else the store's; ok is false when there is none
+// (or it cannot be read).
+func (p *presence) read(ctx context.Context, agentID string) (presenceRecord, bool) {
 	p.mu.Lock()
 	rec, ok := p.latest[agentID]
 	p.mu.Unlock()
 	if ok {
 		return rec, true
 	}
-	data, err := os.ReadFile(filepath.Join(p.dir, agentID+".json"))
-	if err != nil {
+	ctx, cancel := context.WithTimeout(ctx, presenceTimeout)
+	defer cancel()
+	data, err := p.store.Get(ctx, agentID)
+	if err != nil || data == nil {
 		return presenceRecord{}, false
 	}
 	if json.Unmarshal(data, &rec) != nil || rec.AgentID != agentID {
@@ -184,7 +185,8 @@ func (p *presence) read(agentID string) (presenceRecord, bool) {
 }
 
 // forget drops agentID's in-memory beat (its session ended): later reads
-// see the file, as other processes do.
+// see the store, as other processes do. A shared store records that the
+// agent was released, so other machines judge it offline at once.
 func (p *presence) forget(agentID string) {
 	p.mu.Lock()
 	rec, ok := p.latest[agentID]
@@ -192,14 +194,28 @@ func (p *presence) forget(agentID string) {
 	delete(p.latest, agentID)
 	delete(p.dirty, agentID)
 	p.mu.Unlock()
-	if ok && dirty {
+	if ok && p.shared {
+		rec.Released = true
+		_ = p.write(rec)
+	} else if ok && dirty {
 		_ = p.write(rec)
 	}
 }
 
-// remove deletes agentID's presence file (it was retired).
-func (p *presence) remove(agentID string) {
-	_ = os.Remove(filepath.Join(p.dir, agentID+".json")) // gone already is fine
+// remove deletes agentID's presence record (it was retired). A shared
+// store keeps it, marked released: a machine whose registry never listed
+// the agent still judges it offline (not unknown, which counts as live).
+func (p *presence) remove(ctx context.Context, agentID string) {
+	if p.shared {
+		if rec, ok := p.read(ctx, agentID); ok && !rec.Released {
+			rec.Released = true
+			_ = p.write(rec) // a record left unmarked is stale all the same
+		}
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, presenceTimeout)
+	defer cancel()
+	_ = p.store.Delete(ctx, agentID) // a record left behind is retired again later
 }
 
 // close writes what is pending and stops the flusher.

@@ -33,6 +33,9 @@ type Options struct {
 	Open func(broker.Options) (*broker.Broker, error)
 	// Clock is the broker's clock; nil means the system clock.
 	Clock core.Clock
+	// Presence keeps the agents' presence records; nil means the data
+	// directory's presence files (shared only by the processes on it).
+	Presence PresenceStore
 }
 
 // Service holds the broker behind the aacp_* tools: it opens it on first
@@ -98,7 +101,7 @@ func New(opts Options) (*Service, error) {
 	s := &Service{
 		agentID: id, agentType: typ, open: opts.Open, listed: c.AgentID != "", clock: clock,
 		idleAfter: msOr(c.IdleAfterMs, 2*time.Minute), staleAfter: msOr(c.StaleAfterMs, 15*time.Minute),
-		presence: newPresence(c.DataDir, clock), index: &msgIndex{dataDir: c.DataDir}, log: opts.Logger,
+		presence: newPresence(c.DataDir, opts.Presence, clock), index: &msgIndex{dataDir: c.DataDir}, log: opts.Logger,
 		holders: map[string]*mcp.Session{}, idents: map[*mcp.Session]string{}, watched: map[*mcp.Session]struct{}{},
 		bopts: broker.Options{
 			DataDir: c.DataDir, Fsync: fsync, DefaultTTL: time.Duration(c.DefaultTTLMs) * time.Millisecond,
