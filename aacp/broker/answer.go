@@ -92,7 +92,7 @@ func (b *Broker) answer(ctx context.Context, agentID, messageID string, rec jour
 		l.forget(it)
 	}
 	ack := l.ackFor(env.Sender.AgentID)
-	from := envelope.Agent{AgentID: l.id, Type: l.typ}
+	from := l.agent()
 	l.mu.Unlock()
 	out := AnswerOutput{MessageID: messageID, RequestID: env.RequestID, Status: rec.Status}
 	if env.Sender.AgentID == envelope.SystemAgentID {
@@ -138,7 +138,7 @@ func (b *Broker) replyEnvelope(from envelope.Agent, env envelope.Envelope, typ s
 // replyLogged sends an ACK or NACK from within ingest (mu held), logging
 // a failure: the sender will retry and be answered then.
 func (b *Broker) replyLogged(ctx context.Context, l *local, env *envelope.Envelope, payload json.RawMessage, typ string) {
-	reply := b.replyEnvelope(envelope.Agent{AgentID: l.id, Type: l.typ}, *env, typ, payload, l.ackFor(env.Sender.AgentID), b.now())
+	reply := b.replyEnvelope(l.agent(), *env, typ, payload, l.ackFor(env.Sender.AgentID), b.now())
 	if _, err := b.store.Append(ctx, &reply); err != nil {
 		b.log.Warn("aacp: repeating an answer failed", "agent", l.id, "messageId", env.MessageID, "err", err)
 		return

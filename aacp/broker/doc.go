@@ -107,8 +107,13 @@
 // # Concurrency
 //
 // All Broker methods are safe for concurrent use. Per hosted agent, the
-// receiving side and the sending side each have one lock; the journal
-// serialises appends across processes.
+// receiving side and the sending side each have one lock, and no lock is
+// held across a read of the journal: one more lock per agent only orders
+// the inbox's reads, and what a read returns is applied under the
+// receiving side's lock afterwards (replies to the agent as a sender
+// under the sending side's, after that). A send takes neither the
+// receiving side's lock nor the read's, so it never waits behind an
+// inbox read; the journal serialises appends across processes.
 //
 // # Example
 //
