@@ -56,8 +56,18 @@ func (b *Broker) answer(ctx context.Context, agentID, messageID string, rec jour
 	if err != nil {
 		return AnswerOutput{}, err
 	}
-	if err := b.ingest(ctx, l); err != nil {
-		b.log.Warn("aacp: reading an inbox failed", "agent", agentID, "err", err)
+	// A message handed out is known: answer it without a read of the
+	// journal (a round trip on NATS, and a wait behind a read under way).
+	// A transmission of its request not read yet is then a retry made
+	// after the answer: it is answered again when read, never handed out.
+	// Only an unknown id is worth reading the inbox for.
+	l.mu.Lock()
+	known := l.items[messageID] != nil
+	l.mu.Unlock()
+	if !known {
+		if err := b.ingest(ctx, l); err != nil {
+			b.log.Warn("aacp: reading an inbox failed", "agent", agentID, "err", err)
+		}
 	}
 	now := b.now()
 	l.mu.Lock()

@@ -59,7 +59,7 @@ func bounded[T any](t *testing.T, ch <-chan T, what string) T {
 	case v := <-ch:
 		return v
 	case <-time.After(30 * time.Second):
-		t.Fatalf("%s: still waiting after 30 s (a lock held across the inbox read?)", what)
+		t.Fatalf("%s: still waiting after 30 s (waiting on the held inbox read?)", what)
 		var zero T
 		return zero
 	}
@@ -190,6 +190,61 @@ func TestConcurrentReadsKeepOrderAndHandOutOnce(t *testing.T) {
 			out, err := r.b.Receive(r.ctx, "r", ReceiveInput{Max: MaxReceive})
 			if err != nil || len(out.Messages) != 0 {
 				t.Fatalf("after all %d were handed out, Receive = %d messages, %v; want none", tc.n, len(out.Messages), err)
+			}
+		})
+	}
+}
+
+// An answer to a message handed out does not read the journal: it
+// neither waits behind a read under way nor makes one. A retry of the
+// request that was not read yet when it was answered is answered again
+// when read, and never handed out.
+func TestAnswerOfAKnownMessageReadsNothing(t *testing.T) {
+	for _, tc := range []struct {
+		status string
+		want   journal.State
+	}{
+		{journal.InboundProcessed, journal.Processed},
+		{journal.InboundReceived, journal.Delivered},
+	} {
+		t.Run(tc.status, func(t *testing.T) {
+			gs := newGatedStore("b")
+			t.Cleanup(func() { close(gs.release) })
+			r := newRig(t, Options{Store: gs, Policies: map[string]RetryPolicy{CustomKey: {AckTimeout: 10 * time.Second, MaxRetries: 2, BaseBackoff: time.Second}}})
+			r.register("a", envelope.Manager)
+			r.register("b", envelope.Implementation)
+			out := r.send("a", "b", SendInput{TTLSeconds: 600})
+			got := r.receive("b", 10)
+			if len(got) != 1 {
+				t.Fatalf("b received %d messages; want 1", len(got))
+			}
+			r.advance(0)                // a reads the taken notice: its ack timer runs
+			r.advance(10 * time.Second) // the ack deadline: a retry is scheduled
+			r.advance(time.Minute)      // the retry is appended; b has not read it
+			if st := r.status("a", out.RequestID); st.Deliveries[0].Retries != 1 {
+				t.Fatalf("before the answer: %+v; want one retry sent", st.Deliveries)
+			}
+
+			gs.armed.Store(true)
+			done := make(chan error, 1)
+			go func() {
+				_, err := r.b.Ack(r.ctx, "b", AckInput{MessageID: got[0].MessageID, Status: tc.status})
+				done <- err
+			}()
+			if err := bounded(t, done, "the ACK of a handed-out message while reads are held"); err != nil {
+				t.Fatalf("Ack: %v", err)
+			}
+			if n := len(gs.entered); n != 0 {
+				t.Fatalf("the ACK of a handed-out message read the inbox %d times; want none", n)
+			}
+			gs.armed.Store(false)
+
+			if again := r.receive("b", 10); len(again) != 0 {
+				t.Fatalf("after the answer, b was handed %+v; want nothing (the retry was answered)", again)
+			}
+			r.advance(0) // a reads the ACK and the repeated one
+			if st := r.status("a", out.RequestID); st.Deliveries[0].State != tc.want {
+				t.Fatalf("after the answer: %+v; want %s", st.Deliveries, tc.want)
 			}
 		})
 	}
