@@ -56,8 +56,18 @@ func (b *Broker) answer(ctx context.Context, agentID, messageID string, rec jour
 	if err != nil {
 		return AnswerOutput{}, err
 	}
-	if err := b.ingest(ctx, l); err != nil {
-		b.log.Warn("aacp: reading an inbox failed", "agent", agentID, "err", err)
+	// A message handed out is known: answer it without a read of the
+	// journal (a round trip on NATS, and a wait behind a read under way).
+	// A transmission of its request not read yet is then a retry made
+	// after the answer: it is answered again when read, never handed out.
+	// Only an unknown id is worth reading the inbox for.
+	l.mu.Lock()
+	known := l.items[messageID] != nil
+	l.mu.Unlock()
+	if !known {
+		if err := b.ingest(ctx, l); err != nil {
+			b.log.Warn("aacp: reading an inbox failed", "agent", agentID, "err", err)
+		}
 	}
 	now := b.now()
 	l.mu.Lock()
@@ -92,7 +102,7 @@ func (b *Broker) answer(ctx context.Context, agentID, messageID string, rec jour
 		l.forget(it)
 	}
 	ack := l.ackFor(env.Sender.AgentID)
-	from := envelope.Agent{AgentID: l.id, Type: l.typ}
+	from := l.agent()
 	l.mu.Unlock()
 	out := AnswerOutput{MessageID: messageID, RequestID: env.RequestID, Status: rec.Status}
 	if env.Sender.AgentID == envelope.SystemAgentID {
@@ -138,7 +148,7 @@ func (b *Broker) replyEnvelope(from envelope.Agent, env envelope.Envelope, typ s
 // replyLogged sends an ACK or NACK from within ingest (mu held), logging
 // a failure: the sender will retry and be answered then.
 func (b *Broker) replyLogged(ctx context.Context, l *local, env *envelope.Envelope, payload json.RawMessage, typ string) {
-	reply := b.replyEnvelope(envelope.Agent{AgentID: l.id, Type: l.typ}, *env, typ, payload, l.ackFor(env.Sender.AgentID), b.now())
+	reply := b.replyEnvelope(l.agent(), *env, typ, payload, l.ackFor(env.Sender.AgentID), b.now())
 	if _, err := b.store.Append(ctx, &reply); err != nil {
 		b.log.Warn("aacp: repeating an answer failed", "agent", l.id, "messageId", env.MessageID, "err", err)
 		return

@@ -58,7 +58,9 @@
 //
 // The receiving side: Receive hands out waiting messages, HIGH before
 // NORMAL before LOW and in seq order within a channel and priority; Ack
-// and Nack answer them. Each answer is written to the receiver's ledger
+// and Nack answer them (an answer to a message handed out reads nothing
+// from the journal first: a retry of it read later is answered again,
+// below). Each answer is written to the receiver's ledger
 // before the reply goes out (its fsync overlaps the reply's, and the
 // answer returns once both are done; a machine crash between the two
 // may keep the reply and lose the answer, and the message is then handed
@@ -107,8 +109,13 @@
 // # Concurrency
 //
 // All Broker methods are safe for concurrent use. Per hosted agent, the
-// receiving side and the sending side each have one lock; the journal
-// serialises appends across processes.
+// receiving side and the sending side each have one lock, and no lock is
+// held across a read of the journal: one more lock per agent only orders
+// the inbox's reads, and what a read returns is applied under the
+// receiving side's lock afterwards (replies to the agent as a sender
+// under the sending side's, after that). A send takes neither the
+// receiving side's lock nor the read's, so it never waits behind an
+// inbox read; the journal serialises appends across processes.
 //
 // # Example
 //

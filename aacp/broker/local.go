@@ -11,11 +11,15 @@ import (
 
 // local is an agent this broker hosts.
 //
-// Lock order: mu, then smu, then amu. mu guards the receiving side (the
-// inbox: queued, handed-out and answered messages) and is held while the
-// inbox is read; smu guards the sending side (every change of a
-// delivery's state, and the timers); amu guards the cumulative
-// acknowledgements, which sends read.
+// Lock order: rmu, then mu, then smu, then amu. rmu serialises the reads
+// of the inbox (the journal I/O: a read of files or a NATS fetch), so
+// that what is read is applied in the order it was read; mu guards the
+// receiving side (the inbox: queued, handed-out and answered messages)
+// and is held only to apply what a read returned, never across the read,
+// so that Receive's hand-out and Inbox do not wait on the journal; smu
+// guards the sending side (every change of a delivery's state, and the
+// timers); amu guards the cumulative acknowledgements and the agent's
+// type, which sends read (a send takes neither mu nor rmu).
 type local struct {
 	id      string
 	release func() error
@@ -24,8 +28,9 @@ type local struct {
 	gone    chan struct{} // closed by shutdown
 	once    sync.Once
 
+	rmu sync.Mutex // held across inbox.Read and the application of what it read
+
 	mu       sync.Mutex
-	typ      envelope.AgentType     // guarded by mu
 	queues   [3][]*item             // guarded by mu: by priority rank, arrival order
 	items    map[string]*item       // guarded by mu: by every messageId standing for the item
 	byReq    map[string]*item       // guarded by mu: by sender + requestId
@@ -38,7 +43,8 @@ type local struct {
 	timers timerHeap // guarded by smu
 
 	amu  sync.Mutex
-	acks map[string]uint64 // guarded by amu: sender → cumulative ack of its channel into us
+	acks map[string]uint64  // guarded by amu: sender → cumulative ack of its channel into us
+	typ  envelope.AgentType // guarded by amu
 }
 
 // itemState is where an inbound message stands at its receiver.
@@ -87,14 +93,16 @@ func (l *local) shutdown() error {
 }
 
 func (l *local) setType(t envelope.AgentType) {
-	l.mu.Lock()
+	l.amu.Lock()
 	l.typ = t
-	l.mu.Unlock()
+	l.amu.Unlock()
 }
 
+// agent is l as a sender; it takes only amu, so a send never waits on
+// the receiving side.
 func (l *local) agent() envelope.Agent {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.amu.Lock()
+	defer l.amu.Unlock()
 	return envelope.Agent{AgentID: l.id, Type: l.typ}
 }
 

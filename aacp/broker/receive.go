@@ -11,20 +11,45 @@ import (
 )
 
 // ingest reads what is new in l's inbound channels.
+// The read (journal I/O) holds only rmu: what it returns is applied
+// under mu afterwards, so Receive's hand-out, Inbox and the answers of
+// other callers never wait on the journal, and Send (which takes neither
+// lock) never waits on a read. rmu keeps reads and their application in
+// the order they were read. The sending side's replies (ACK, NACK, taken
+// notices) read are applied under smu after mu is released, in order.
 // When it queued messages it wakes the waiting receivers and, with its
 // locks released, calls Options.OnInbox.
 func (b *Broker) ingest(ctx context.Context, l *local) error {
-	l.mu.Lock()
-	added := false
+	l.rmu.Lock()
+	defer l.rmu.Unlock()
+	var batch []envelope.Envelope
 	err := l.inbox.Read(ctx, func(env *envelope.Envelope) error {
-		q, err := b.accept(ctx, l, env)
-		added = added || q
-		return err
+		batch = append(batch, *env) // each is passed once: apply it even when the read stops early
+		return nil
 	})
-	if added {
-		l.signal()
+	added := false
+	var replies []*envelope.Envelope
+	if len(batch) > 0 {
+		l.mu.Lock()
+		for i := range batch {
+			q, reply := b.accept(ctx, l, &batch[i])
+			added = added || q
+			if reply {
+				replies = append(replies, &batch[i])
+			}
+		}
+		if added {
+			l.signal()
+		}
+		l.mu.Unlock()
 	}
-	l.mu.Unlock()
+	for _, env := range replies {
+		if env.MessageType == TakenType {
+			b.onTaken(ctx, l, env)
+		} else {
+			b.onReply(ctx, l, env)
+		}
+	}
 	if added && b.onInbox != nil {
 		b.onInbox(l.id)
 	}
@@ -57,13 +82,15 @@ func (b *Broker) ingestWithin(ctx context.Context, l *local, wait time.Duration)
 }
 
 // accept takes in one transmission read from a channel into l (mu held)
-// and reports whether it queued a message. It is where receivers
+// and reports whether it queued a message, and whether the transmission
+// is a reply to l as a sender (ACK, NACK or taken notice), which the
+// caller applies with mu released. It is where receivers
 // deduplicate: a transmission whose messageId was seen is ignored; a
 // retry of a request already answered is answered again (and not
 // handed out); a retry of a request still queued is ignored; a retry of
 // a request handed out but not answered is queued again, marked
 // redelivered.
-func (b *Broker) accept(ctx context.Context, l *local, env *envelope.Envelope) (bool, error) {
+func (b *Broker) accept(ctx context.Context, l *local, env *envelope.Envelope) (added, reply bool) {
 	sender := env.Sender.AgentID
 	tr := l.trackers[sender]
 	if tr == nil {
@@ -86,24 +113,20 @@ func (b *Broker) accept(ctx context.Context, l *local, env *envelope.Envelope) (
 	ds.seen(env.Seq)
 
 	switch env.MessageType {
-	case envelope.Ack, envelope.Nack:
-		b.onReply(ctx, l, env)
-		return false, nil
-	case TakenType:
-		b.onTaken(ctx, l, env)
-		return false, nil
+	case envelope.Ack, envelope.Nack, TakenType:
+		return false, true
 	}
 	if expiredAt(env.ExpiresAt(), b.now()) {
-		return false, nil
+		return false, false
 	}
 	if l.items[env.MessageID] != nil {
-		return false, nil // a transmission seen before
+		return false, false // a transmission seen before
 	}
 	key := reqKey(sender, env.RequestID)
 	if sender != envelope.SystemAgentID {
 		if inb, ok := l.ledger.Inbound(sender, env.RequestID); ok {
 			if done := b.answeredBefore(ctx, l, env, inb); done {
-				return false, nil
+				return false, false
 			}
 		}
 	}
@@ -113,11 +136,11 @@ func (b *Broker) accept(ctx context.Context, l *local, env *envelope.Envelope) (
 		l.items[env.MessageID] = it
 		ds.add(env.Seq)
 		if it.state != inHand {
-			return false, nil
+			return false, false
 		}
 		it.env, it.redelivered = *env, true
 		l.enqueue(it)
-		return true, nil
+		return true, false
 	}
 	l.arrivals++
 	it := &item{env: *env, ids: []string{env.MessageID}, seqs: []uint64{env.Seq}, order: l.arrivals}
@@ -125,7 +148,7 @@ func (b *Broker) accept(ctx context.Context, l *local, env *envelope.Envelope) (
 	l.byReq[key] = it
 	ds.add(env.Seq)
 	l.enqueue(it)
-	return true, nil
+	return true, false
 }
 
 // answeredBefore handles a transmission of a request l has answered
