@@ -238,6 +238,17 @@ func run() int {
 	for _, g := range groups {
 		servers = append(servers, g.servers...)
 	}
+	// Each mcprt server gets a data directory of its own: a baseline tree
+	// with an older store schema must not open (and refuse) the store the
+	// other one migrated, and no server may measure another's traces.
+	for _, s := range servers {
+		for i, kv := range s.env {
+			if strings.HasPrefix(kv, "MCPRT_AACP_DATA_DIR=") {
+				s.env = slices.Clone(s.env)
+				s.env[i] = "MCPRT_AACP_DATA_DIR=" + filepath.Join(dataDir, s.name)
+			}
+		}
+	}
 	bin, err := os.MkdirTemp("", "mcprt-compare-")
 	if err != nil {
 		return fail(err)
