@@ -10,6 +10,7 @@ import (
 	"github.com/mcprt/mcprt/aacp/envelope"
 	"github.com/mcprt/mcprt/aacp/journal"
 	"github.com/mcprt/mcprt/aacp/natsjournal"
+	"github.com/mcprt/mcprt/natsengine"
 	"github.com/mcprt/mcprt/natsengine/natstest"
 )
 
@@ -33,6 +34,22 @@ func readAll(t *testing.T, in journal.Inbox) []*envelope.Envelope {
 	return out
 }
 
+// openOnCluster starts a three-node cluster and opens a journal with R3
+// streams on it, closed when t ends.
+func openOnCluster(t *testing.T) (*natstest.Cluster, *natsengine.Conn, *natsjournal.Store) {
+	t.Helper()
+	c := natstest.StartCluster(t)
+	conn := natstest.Connect(t, c.URLs())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := natsjournal.Open(ctx, natsjournal.Options{JS: conn.JS, Replicas: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return c, conn, s
+}
+
 // A three-node cluster on loopback with R3 streams: one node down, the
 // journal keeps working; two down, appends refuse within their deadline
 // (no quorum) and nothing is half-written; the nodes back, appends work
@@ -42,16 +59,8 @@ func TestClusterR3NodeLossAndRecovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster test: about 20 s; skipped with -short")
 	}
-	c := natstest.StartCluster(t)
-	conn := natstest.Connect(t, c.URLs())
+	c, conn, s := openOnCluster(t)
 	ctx := context.Background()
-	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	s, err := natsjournal.Open(octx, natsjournal.Options{JS: conn.JS, Replicas: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	n := 0
 	id := 0
 	appendOK := func(what string) {
@@ -89,7 +98,7 @@ func TestClusterR3NodeLossAndRecovery(t *testing.T) {
 	}
 	c.Stop(1)
 	actx, cancel2 := context.WithTimeout(ctx, 3*time.Second)
-	_, err = s.Append(actx, env("a", "b", "refused"))
+	_, err := s.Append(actx, env("a", "b", "refused"))
 	cancel2()
 	if err == nil {
 		t.Fatal("an append with two of three nodes down succeeded; it must refuse without a quorum")

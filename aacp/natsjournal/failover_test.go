@@ -7,7 +7,6 @@ import (
 
 	"github.com/mcprt/mcprt/aacp/envelope"
 	"github.com/mcprt/mcprt/aacp/natsjournal"
-	"github.com/mcprt/mcprt/natsengine/natstest"
 )
 
 // An inbox whose consumer lived on the node that stops keeps receiving:
@@ -18,16 +17,8 @@ func TestClusterInboxOutlivesItsConsumersNode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster test: skipped with -short")
 	}
-	c := natstest.StartCluster(t)
-	conn := natstest.Connect(t, c.URLs())
+	c, conn, s := openOnCluster(t)
 	ctx := context.Background()
-	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	s, err := natsjournal.Open(octx, natsjournal.Options{JS: conn.JS, Replicas: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	in, err := s.Inbox("b")
 	if err != nil {
 		t.Fatal(err)
