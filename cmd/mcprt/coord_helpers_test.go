@@ -26,6 +26,30 @@ func coordAgents(t *testing.T, extra []string, names ...string) ([]*aproc, strin
 	return out, dir
 }
 
+// oneWinnerEach awaits the two processes' answers of each round from
+// start on (ids[i-start][k] is process k's call of round i) and fails t
+// unless exactly one of them has won, by the answer's field; wins counts
+// each process's wins.
+func oneWinnerEach(t *testing.T, ps []*aproc, ids [][2]string, start int, field string, wins *[2]int) {
+	t.Helper()
+	for r, pair := range ids {
+		n := 0
+		for k := range 2 {
+			v, e := ps[k].await(t, pair[k])
+			if e != nil {
+				t.Fatalf("round %d, %s: %s %s", start+r, ps[k].agent, e.Code, e.Message)
+			}
+			if v[field] == true {
+				n++
+				wins[k]++
+			}
+		}
+		if n != 1 {
+			t.Fatalf("round %d: %d winners (%s), want exactly 1", start+r, n, field)
+		}
+	}
+}
+
 // jsonList encodes strings as a JSON array.
 func jsonList(items ...string) string {
 	q := make([]string, len(items))

@@ -139,22 +139,7 @@ func TestCoordReserveRace(t *testing.T) {
 			ids[i-start][i%2] = ps[i%2].send("reserve_paths", fmt.Sprintf(`{"paths":["round%d/**"]}`, i))
 			ids[i-start][1-i%2] = ps[1-i%2].send("reserve_paths", fmt.Sprintf(`{"paths":["round%d/*/x.go","other%d"]}`, i, i))
 		}
-		for i := start; i < end; i++ {
-			n := 0
-			for k := range 2 {
-				v, e := ps[k].await(t, ids[i-start][k])
-				if e != nil {
-					t.Fatalf("round %d, %s: %s %s", i, ps[k].agent, e.Code, e.Message)
-				}
-				if v["granted"] == true {
-					n++
-					wins[k]++
-				}
-			}
-			if n != 1 {
-				t.Fatalf("round %d: %d winners, want exactly 1", i, n)
-			}
-		}
+		oneWinnerEach(t, ps, ids, start, "granted", &wins)
 	}
 	t.Logf("%d rounds: r1 won %d, r2 won %d", rounds, wins[0], wins[1])
 }

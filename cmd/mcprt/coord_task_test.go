@@ -152,22 +152,7 @@ func TestCoordClaimRace(t *testing.T) {
 				ids[i-start][w] = ps[w].send("task_claim", fmt.Sprintf(`{"labels":["round%d"]}`, i))
 			}
 		}
-		for i := start; i < end; i++ {
-			n := 0
-			for k := range 2 {
-				v, e := ps[k].await(t, ids[i-start][k])
-				if e != nil {
-					t.Fatalf("round %d, %s: %s %s", i, ps[k].agent, e.Code, e.Message)
-				}
-				if v["claimed"] == true {
-					n++
-					wins[k]++
-				}
-			}
-			if n != 1 {
-				t.Fatalf("round %d: %d claims of one task, want exactly 1", i, n)
-			}
-		}
+		oneWinnerEach(t, ps, ids, start, "claimed", &wins)
 	}
 	t.Logf("%d rounds: c1 won %d, c2 won %d", rounds, wins[0], wins[1])
 }
