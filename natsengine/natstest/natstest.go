@@ -98,6 +98,24 @@ func StartPartitionableCluster(t testing.TB) *Cluster {
 
 func startCluster(t testing.TB, syncAlways, proxied bool) *Cluster {
 	t.Helper()
+	// The ports are picked before the servers listen on them, so another
+	// test may take one in between: start again on fresh ports then.
+	var err error
+	for range 3 {
+		var c *Cluster
+		if c, err = tryCluster(t, syncAlways, proxied); err == nil {
+			return c
+		}
+		t.Logf("starting the cluster again on fresh ports: %v", err)
+	}
+	t.Fatal(err)
+	return nil
+}
+
+// tryCluster starts a cluster on freshly picked ports; on a start error it
+// shuts down what it started and returns the error.
+func tryCluster(t testing.TB, syncAlways, proxied bool) (*Cluster, error) {
+	t.Helper()
 	c := &Cluster{t: t, syncAlways: syncAlways}
 	for i := range 3 {
 		c.Nodes = append(c.Nodes, &Node{Dir: t.TempDir(), Listen: FreePort(t), Route: FreePort(t)})
@@ -126,18 +144,24 @@ func startCluster(t testing.TB, syncAlways, proxied bool) *Cluster {
 	for _, n := range c.Nodes {
 		go func() { errs <- c.start(n) }()
 	}
+	var startErr error
 	for range 3 {
-		if err := <-errs; err != nil {
-			t.Fatal(err)
+		if err := <-errs; err != nil && startErr == nil {
+			startErr = err
 		}
 	}
-	t.Cleanup(func() {
+	shutdown := func() {
 		for _, n := range c.Nodes {
 			if n.Server != nil {
 				n.Server.Shutdown()
 			}
 		}
-	})
+	}
+	if startErr != nil {
+		shutdown()
+		return nil, startErr
+	}
+	t.Cleanup(shutdown)
 	deadline := time.Now().Add(30 * time.Second)
 	for !c.Nodes[0].Server.JetStreamClusterReady() {
 		if time.Now().After(deadline) {
@@ -145,7 +169,7 @@ func startCluster(t testing.TB, syncAlways, proxied bool) *Cluster {
 		}
 		time.Sleep(50 * time.Millisecond) // polling the server's state, not synchronising with a goroutine
 	}
-	return c
+	return c, nil
 }
 
 func (c *Cluster) start(n *Node) error {
