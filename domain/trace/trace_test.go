@@ -11,14 +11,22 @@ import (
 	"github.com/mcprt/mcprt/core"
 )
 
-// memStore is a Store for tests; gate, when set, holds Append until closed.
+// memStore is a Store for tests; gate, when set, holds Append until closed,
+// and entered (when set) receives once per Append before it waits.
 type memStore struct {
-	mu     sync.Mutex
-	events []Event
-	gate   chan struct{}
+	mu      sync.Mutex
+	events  []Event
+	gate    chan struct{}
+	entered chan struct{}
 }
 
 func (m *memStore) Append(ctx context.Context, evs []Event) error {
+	if m.entered != nil {
+		select {
+		case m.entered <- struct{}{}:
+		default:
+		}
+	}
 	if m.gate != nil {
 		<-m.gate
 	}
@@ -58,14 +66,15 @@ func ctx(t *testing.T) context.Context {
 }
 
 func TestRecorderDropsWhenFullAndNeverBlocks(t *testing.T) {
-	st := &memStore{gate: make(chan struct{})}
+	st := &memStore{gate: make(chan struct{}), entered: make(chan struct{}, 1)}
 	r := NewRecorder(RecorderOptions{Store: st, QueueSize: 4, BatchSize: 2})
 	// The writer takes the first event and blocks in Append; then the
 	// queue fills (4) and further events are dropped at once.
 	r.Record(Event{RunID: "r0", TraceID: "t"}, nil)
-	deadline := time.Now().Add(5 * time.Second)
-	for len(r.queue) != 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
+	select {
+	case <-st.entered:
+	case <-ctx(t).Done():
+		t.Fatal("the writer never took the first event")
 	}
 	start := time.Now()
 	accepted := 0
