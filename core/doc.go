@@ -79,7 +79,9 @@
 // Logs are JSON lines on stderr (NewLogger). Values under keys that match a
 // redaction key are replaced by "[REDACTED]" at any depth, and control
 // characters in strings are escaped, on copies: the caller's values are
-// never changed. LogWriter keeps a slow or stalled stderr from ever
+// never changed. LogFields writes a record of string and integer
+// attributes (the tools/call completion record) byte for byte as the
+// handler would, without slog's reflective path. LogWriter keeps a slow or stalled stderr from ever
 // blocking the caller; LimitRepeats keeps a client from flooding the log
 // with a warning it can trigger at will.
 package core

@@ -35,8 +35,10 @@ type LogOptions struct {
 // without reflection, and a record that needs no change is passed on as it
 // is. The caller's values are never modified.
 func NewLogger(w io.Writer, opts LogOptions) *slog.Logger {
-	inner := slog.NewJSONHandler(w, &slog.HandlerOptions{Level: opts.Level})
-	return slog.New(&redactHandler{inner: inner, red: NewRedactor(opts.RedactKeys)})
+	lw := &lockedWriter{w: w}
+	inner := slog.NewJSONHandler(lw, &slog.HandlerOptions{Level: opts.Level})
+	return slog.New(&redactHandler{inner: inner, red: NewRedactor(opts.RedactKeys),
+		direct: &directSink{out: lw}, canDirect: true})
 }
 
 // ParseLevel maps "debug", "info", "warn" and "error" to their slog levels.
@@ -115,6 +117,14 @@ type redactHandler struct {
 	hiding bool
 	hidden string // the sanitized name of that group
 	shown  bool   // hidden:"[REDACTED]" is already in inner (via WithAttrs)
+
+	// direct writes records of LogFields without slog (see logfields.go);
+	// canDirect says whether this handler may use it: no group is open
+	// and every attribute added by WithAttrs is one it can write (pre
+	// holds them, as inner writes them).
+	direct    *directSink
+	canDirect bool
+	pre       []byte
 }
 
 // Enabled implements slog.Handler.
@@ -163,7 +173,9 @@ func (h *redactHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	for i, a := range attrs {
 		clean[i] = h.cleanAttr(a, 0)
 	}
-	return &redactHandler{inner: h.inner.WithAttrs(clean), red: h.red}
+	pre, ok := appendPreformatted(h.pre, clean)
+	return &redactHandler{inner: h.inner.WithAttrs(clean), red: h.red,
+		direct: h.direct, canDirect: h.canDirect && ok, pre: pre}
 }
 
 // WithGroup implements slog.Handler.

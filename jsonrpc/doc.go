@@ -16,7 +16,11 @@
 // A Conn runs one connection over a Stream: it decodes each message
 // (Decode walks the top-level object with an encoding/json streaming
 // decoder, matches member names case-sensitively, rejects duplicates and
-// case variants, and keeps the id as its exact JSON text), keeps the table
+// case variants, and keeps the id as its exact JSON text; the common
+// well-formed envelope — one object, only the six envelope members, each
+// spelled exactly and once — is taken in one strict pass by
+// jsontext.ScanObject instead, and anything else falls back to the
+// streaming decoder, the reference that both paths answer alike), keeps the table
 // of requests in flight keyed by that text, gives each request a context,
 // bounds the requests in flight, recovers panics, and sends requests and
 // notifications of its own (Call, Notify). What each message means is the

@@ -101,6 +101,9 @@ type Decoder struct {
 	dec     *json.Decoder
 	scratch json.RawMessage // each member value, as dec reads it; its buffer is reused
 	inPlace bool            // values are sliced from the message, not copied
+
+	methods    [keptMethods]string // method names seen lately, reused rather than copied again
+	nextMethod int                 // the slot of methods to fill next
 }
 
 // Decode decodes one message (not a batch) as the function Decode does.
@@ -120,6 +123,15 @@ func (d *Decoder) DecodeInPlace(data []byte) (Message, *DecodeError) {
 }
 
 func (d *Decoder) decode(line []byte) (Message, *DecodeError) {
+	if msg, derr, ok := d.decodeFast(line); ok {
+		return msg, derr
+	}
+	return d.decodeReference(line)
+}
+
+// decodeReference decodes line with the encoding/json streaming decoder:
+// the reference every other path must agree with.
+func (d *Decoder) decodeReference(line []byte) (Message, *DecodeError) {
 	if derr := checkJSON(line); derr != nil {
 		return nil, derr
 	}
@@ -251,7 +263,15 @@ func (d *Decoder) decodeObject(line []byte, base int64) (Message, *DecodeError) 
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, parseError("unexpected data after the JSON object; send one message per line")
 	}
+	return d.classify(&vals, seen, idCount, problem)
+}
 
+// classify turns the envelope's members (vals, by memberNames index; seen:
+// the bits of those present; idCount: how many "id" members there were;
+// problem: the first case variant or duplicate found, or "") into a
+// message, or the error it earns. Both decoding paths end here, so they
+// answer alike.
+func (d *Decoder) classify(vals *[len(memberNames)]json.RawMessage, seen, idCount int, problem string) (Message, *DecodeError) {
 	var id ID
 	idOK := false
 	if idCount == 1 {
@@ -282,7 +302,7 @@ func (d *Decoder) decodeObject(line []byte, base int64) (Message, *DecodeError) 
 	}
 
 	if seen&memMethod != 0 {
-		method, ok := unquote(vals[2])
+		method, ok := d.method(vals[2])
 		if !ok {
 			return nil, invalid(echo, params, `member "method" must be a string, got `+clip(vals[2]))
 		}

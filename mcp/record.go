@@ -21,23 +21,23 @@ func (c *toolCall) record(outcome, code string, final bool) {
 	case OutcomeTimeout, OutcomeLateCompleted, OutcomeAborted, OutcomeDisconnectedCompleted:
 		level = slog.LevelWarn
 	}
-	attrs := make([]slog.Attr, 0, 8)
-	attrs = append(attrs,
-		slog.String("correlationId", c.cid),
-		slog.String("runId", c.runID),
-		slog.String("tool", c.tool),
-		slog.Int64("durationMs", c.sess.srv.clock.Now().Sub(c.start).Milliseconds()),
-		slog.String("outcome", outcome))
+	var buf [8]core.Field
+	fields := append(buf[:0],
+		core.StringField("correlationId", c.cid),
+		core.StringField("runId", c.runID),
+		core.StringField("tool", c.tool),
+		core.IntField("durationMs", c.sess.srv.clock.Now().Sub(c.start).Milliseconds()),
+		core.StringField("outcome", outcome))
 	if code != "" {
-		attrs = append(attrs, slog.String("errorCode", code))
+		fields = append(fields, core.StringField("errorCode", code))
 	}
-	attrs = append(attrs, slog.Int("payloadBytes", c.payload))
+	fields = append(fields, core.IntField("payloadBytes", int64(c.payload)))
 	c.mu.Lock()
 	if t := c.task; t != nil {
-		attrs = append(attrs, slog.String("taskId", t.id))
+		fields = append(fields, core.StringField("taskId", t.id))
 	}
 	c.mu.Unlock()
-	c.sess.log.LogAttrs(context.Background(), level, "tool call completed", attrs...)
+	core.LogFields(context.Background(), c.sess.log, level, "tool call completed", fields...)
 }
 
 // protocolErrorRecord writes the record of a tools/call that failed at
@@ -46,12 +46,12 @@ func (sess *Session) protocolErrorRecord(tool, cid string) {
 	if cid == "" {
 		cid = sess.cid
 	}
-	sess.log.LogAttrs(context.Background(), slog.LevelInfo, "tool call completed",
-		slog.String("correlationId", cid),
-		slog.String("tool", tool),
-		slog.Int64("durationMs", 0),
-		slog.String("outcome", OutcomeProtocolError),
-		slog.Int("payloadBytes", 0))
+	core.LogFields(context.Background(), sess.log, slog.LevelInfo, "tool call completed",
+		core.StringField("correlationId", cid),
+		core.StringField("tool", tool),
+		core.IntField("durationMs", 0),
+		core.StringField("outcome", OutcomeProtocolError),
+		core.IntField("payloadBytes", 0))
 }
 
 // track remembers a call whose handler is running, for shutdown.

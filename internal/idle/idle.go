@@ -10,7 +10,7 @@ import (
 type Group struct {
 	mu   sync.Mutex
 	n    int
-	idle chan struct{} // closed when n reaches zero; nil while n is zero
+	idle chan struct{} // handed out by Idle while n > 0, closed when n reaches zero; nil while nobody waits
 }
 
 // Add adds delta (which may be negative) to the count. It panics when the
@@ -22,9 +22,7 @@ func (g *Group) Add(delta int) {
 	switch {
 	case n < 0:
 		panic("idle: negative Group count")
-	case g.n == 0 && n > 0:
-		g.idle = make(chan struct{})
-	case g.n > 0 && n == 0:
+	case g.n > 0 && n == 0 && g.idle != nil:
 		close(g.idle)
 		g.idle = nil
 	}
@@ -44,6 +42,9 @@ func (g *Group) Idle() <-chan struct{} {
 		c := make(chan struct{})
 		close(c)
 		return c
+	}
+	if g.idle == nil { // made when somebody waits, not per job: a busy group allocates nothing
+		g.idle = make(chan struct{})
 	}
 	return g.idle
 }

@@ -1,5 +1,8 @@
 // Package jsontext is the module's one package of hand-written JSON-text
-// code, shared by the protocol layers: the scanner (walking the members of
+// code, shared by the protocol layers: the strict single-pass object
+// scanner under the JSON-RPC engine's envelope fast path (ScanObject,
+// which validates as it goes and gives up on anything unusual), the
+// scanner (walking the members of
 // an already validated object without decoding it, reading a string value,
 // skipping a value, the compact length of a text), the one JSON string
 // escaper (AppendString, byte for byte what encoding/json writes), the
