@@ -64,13 +64,16 @@ type journalView struct {
 	now   func() time.Time
 	limit int // messages kept per inbox
 
-	mu      sync.Mutex
-	snap    *snapshot                // guarded by mu
-	reader  journal.Store            // guarded by mu: holds the inbox readers, opened on first use
-	inboxes map[string]journal.Inbox // guarded by mu: one reader per receiver, read incrementally
-	raw     map[string][]message     // guarded by mu: what the readers returned, per receiver, in arrival order
-	ledgers map[string]cachedLedger  // guarded by mu: by agent, reloaded when the file changes
-	stamps  map[string]string        // the ledger files' size and time at the last fingerprint (guarded by mu)
+	mu     sync.Mutex
+	snap   *snapshot     // guarded by mu
+	reader journal.Store // guarded by mu: holds the inbox readers, opened on first use
+	// registry is the JournalSource's store the agents are read from
+	// (opened on first use, guarded by mu); its registry reads are live.
+	registry journal.Store
+	inboxes  map[string]journal.Inbox // guarded by mu: one reader per receiver, read incrementally
+	raw      map[string][]message     // guarded by mu: what the readers returned, per receiver, in arrival order
+	ledgers  map[string]cachedLedger  // guarded by mu: by agent, reloaded when the file changes
+	stamps   map[string]string        // the ledger files' size and time at the last fingerprint (guarded by mu)
 }
 
 // cachedLedger is an agent's ledger as read when its file had stamp.
@@ -89,7 +92,10 @@ func (j *journalView) close() {
 	if j.reader != nil {
 		_ = j.reader.Close()
 	}
-	j.inboxes, j.reader = nil, nil
+	if j.registry != nil {
+		_ = j.registry.Close()
+	}
+	j.inboxes, j.reader, j.registry = nil, nil, nil
 }
 
 // exists reports whether the journal holds an agent registry (one kept
@@ -178,11 +184,16 @@ func (j *journalView) sourceFingerprints(ctx context.Context) (files, online uin
 	if files, err = j.src.Version(ctx); err != nil {
 		return 0, 0, nil, fmt.Errorf("look at the messaging journal: %w", err)
 	}
-	st, err := j.src.Open(ctx)
-	if err != nil {
-		return 0, 0, nil, fmt.Errorf("open the messaging journal: %w", err)
+	j.mu.Lock()
+	st := j.registry
+	if st == nil {
+		if st, err = j.src.Open(ctx); err != nil {
+			j.mu.Unlock()
+			return 0, 0, nil, fmt.Errorf("open the messaging journal: %w", err)
+		}
+		j.registry = st
 	}
-	defer st.Close()
+	j.mu.Unlock()
 	if agents, err = st.Agents(ctx); err != nil {
 		return 0, 0, nil, fmt.Errorf("read the agent registry: %w", err)
 	}
@@ -314,24 +325,27 @@ func (j *journalView) readNew(ctx context.Context, agents []journal.AgentRecord)
 }
 
 // refreshLedgers reloads the ledgers whose files changed since they were
-// read (each from a store of its own: a store caches the ledgers it
-// loaded, and other processes write them).
+// read, from a store opened for this refresh (a store caches the ledgers
+// it loaded, and other processes write them).
 func (j *journalView) refreshLedgers() {
 	if j.ledgers == nil {
 		j.ledgers = map[string]cachedLedger{}
 	}
+	var st journal.Store // one for this refresh, opened when a ledger changed
 	for id, stamp := range j.stamps {
 		if c, ok := j.ledgers[id]; ok && c.stamp == stamp || envelope.CheckAgentID(id) != nil {
 			continue
 		}
-		st, err := j.open()
-		if err != nil {
-			continue
+		if st == nil {
+			var err error
+			if st, err = j.open(); err != nil {
+				return
+			}
+			defer st.Close()
 		}
 		if l, err := st.Ledger(id); err == nil {
 			j.ledgers[id] = cachedLedger{stamp: stamp, ledger: l}
 		}
-		_ = st.Close()
 	}
 }
 
