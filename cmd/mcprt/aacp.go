@@ -145,15 +145,9 @@ func runAACP(args []string, stdout, stderr io.Writer, environ []string) int {
 		return fail(exitFatal, err)
 	}
 	defer back.Close(ctx)
-	var store journal.Store
-	if js := back.nats.shared(); js != nil { // the journal on NATS (nats.go)
-		store = js
-	} else {
-		fstore, err := journal.OpenFile(journal.FileOptions{Dir: cfg.AACP.DataDir, Fsync: journal.FsyncPolicy(cfg.AACP.Fsync)})
-		if err != nil {
-			return fail(exitFatal, err)
-		}
-		store = fstore
+	store, err := back.openJournal()
+	if err != nil {
+		return fail(exitFatal, err)
 	}
 	c := &aacpCmd{store: store, presence: back.msgs, cfg: cfg.AACP, json: *asJSON, stdout: stdout}
 	switch pos[0] {

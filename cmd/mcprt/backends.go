@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/mcprt/mcprt/aacp/journal"
 	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/console"
 	"github.com/mcprt/mcprt/core"
@@ -43,6 +44,7 @@ type backendOptions struct {
 // NATS), the messaging service (its journal and the agents' presence) and
 // the domain (nil unless asked for).
 type backends struct {
+	aacp core.AACPConfig
 	ns   natsSettings
 	nats *natsBackend
 	msgs *messaging.Service
@@ -83,7 +85,7 @@ func openBackends(ctx context.Context, o backendOptions) (*backends, error) {
 	if err != nil {
 		return nil, &backendError{code: code, msg: "cannot start the NATS messaging backend", err: err}
 	}
-	b := &backends{ns: ns, nats: nb}
+	b := &backends{aacp: cfg.AACP, ns: ns, nats: nb}
 	if o.Domain {
 		shared := nb.sharedState(ns)
 		if shared != nil {
@@ -105,6 +107,20 @@ func openBackends(ctx context.Context, o backendOptions) (*backends, error) {
 		return nil, &backendError{code: exitConfig, config: true, msg: "invalid configuration", err: err}
 	}
 	return b, nil
+}
+
+// openJournal opens the messaging journal for a reader that hosts no
+// agent (mcprt aacp): the one on NATS, or the data directory's files.
+// Close it when done; the NATS connection stays open until Close.
+func (b *backends) openJournal() (journal.Store, error) {
+	if st := b.nats.shared(); st != nil {
+		return st, nil
+	}
+	st, err := journal.OpenFile(journal.FileOptions{Dir: b.aacp.DataDir, Fsync: journal.FsyncPolicy(b.aacp.Fsync)})
+	if err != nil {
+		return nil, fmt.Errorf("open the messaging journal in %s: %w", b.aacp.DataDir, err)
+	}
+	return st, nil
 }
 
 // journal is where the console reads the messaging journal: nil (the
