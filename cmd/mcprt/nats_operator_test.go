@@ -35,6 +35,7 @@ func TestNATSOperatorsSeeTheHub(t *testing.T) {
 	carol.p.Wait(t)
 	lease := str(list(t, alice.ok(t, "reserve_paths", `{"paths":["lib/**"],"exclusive":true,"reason":"porting"}`), "leases")[0]["id"])
 	taskID := str(bob.ok(t, "task_post", `{"title":"port the lib","description":"to v2"}`)["taskId"])
+	alice.ok(t, "aacp_send", sendArgsTo("bob", "CUSTOM_NOTE", `{"note":"hello from alice"}`))
 	if hb := alice.ok(t, "aacp_heartbeat", `{"status":"porting"}`); hb["presence"] != "online" {
 		t.Fatalf("aacp_heartbeat: %v", hb)
 	}
@@ -83,8 +84,8 @@ func TestNATSOperatorsSeeTheHub(t *testing.T) {
 	}
 
 	// The standalone console on the third machine and the console of an
-	// mcprt --http session on the hub show the same agents, reservations
-	// and tasks.
+	// mcprt --http session on the hub show the same agents, messages,
+	// reservations and tasks.
 	bin := wiretest.Build(t)
 	const token = "operator-console-token"
 	_, mcpURL := startHTTPServer(t, bin, token, append(env, "MCPRT_AACP_DATA_DIR="+filepath.Join(t.TempDir(), "http"),
@@ -125,6 +126,7 @@ func TestNATSOperatorsSeeTheHub(t *testing.T) {
 	for _, u := range []*uiClient{server, standalone} {
 		u.waitPage("reservations", 20*time.Second, `data-reservation="`+lease+`" data-agent="alice"`, "lib/**")
 		u.waitPage("tasks", 20*time.Second, `data-task="`+taskID+`"`, "port the lib")
+		u.waitPage("messages?agent=bob", 20*time.Second, "hello from alice")
 		u.waitPage("traces", 20*time.Second, "messaging backend", "nats", "shared state applied / last / lag", "NATS server")
 	}
 	// An action taken on the standalone console goes through the shared
