@@ -83,6 +83,13 @@ func TestNATSOperatorsSeeTheHub(t *testing.T) {
 		t.Errorf("mcprt aacp agents (table): exit %d\n%s", code, out)
 	}
 
+	// A new session on a fourth machine lists the hub's agents before it
+	// made any aacp_* call (its data directory holds no journal).
+	dave := startAgent(t, filepath.Join(t.TempDir(), "d"), "dave", "Implementation", env...)
+	if l := dave.ok(t, "agent_list", `{"source":"messaging"}`); !strings.Contains(string(mustJSON(t, l)), `"alice"`) {
+		t.Errorf("agent_list on a fresh session on the hub lacks alice: %v", l)
+	}
+
 	// The standalone console on the third machine and the console of an
 	// mcprt --http session on the hub show the same agents, messages,
 	// reservations and tasks.
