@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/aacp/broker"
+	"github.com/mcprt/mcprt/aacp/journal"
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/domain/guard"
 	"github.com/mcprt/mcprt/domain/session"
@@ -36,6 +37,18 @@ type Messaging interface {
 	Broker(create bool) (*broker.Broker, error)
 }
 
+// JournalSource is a messaging journal kept elsewhere than in the data
+// directory's files (aacp.backend=nats): the console reads it instead of
+// DataDir's journal.
+type JournalSource interface {
+	// Open returns a store over the journal, read without claiming any
+	// agent; the console closes it when done with it.
+	Open(ctx context.Context) (journal.Store, error)
+	// Version changes whenever a message, an answer, an agent or a dead
+	// letter is stored.
+	Version(ctx context.Context) (uint64, error)
+}
+
 // Options configure a Console.
 type Options struct {
 	// Config is the console section.
@@ -50,6 +63,9 @@ type Options struct {
 	BusyTimeout time.Duration
 	// Messaging is the broker the person's messages go through.
 	Messaging Messaging
+	// Journal, when set, is where the messaging journal is read from
+	// (aacp.backend=nats); nil means DataDir's files.
+	Journal JournalSource
 	// Token is the bearer token a browser signs in with; "" means no
 	// sign-in is asked (the browser still gets a session and CSRF token).
 	Token string
@@ -154,7 +170,7 @@ func New(opts Options) (*Console, error) {
 		return nil, fmt.Errorf("console: assets: %w", err)
 	}
 	c := &Console{opts: opts, cfg: cfg, log: opts.Logger, clock: opts.Clock, ids: opts.IDs, db: db, guard: g,
-		journal:  &journalView{dir: opts.DataDir, now: opts.Clock.Now, limit: maxInboxMessages},
+		journal:  &journalView{dir: opts.DataDir, src: opts.Journal, now: opts.Clock.Now, limit: maxInboxMessages},
 		sessions: &sessions{ttl: time.Duration(cfg.SessionTTLMs) * time.Millisecond, byID: map[string]*browserSession{}},
 		pages:    pages, assets: assets}
 	c.live = newHub(c)

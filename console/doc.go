@@ -44,6 +44,9 @@
 //   - The journal is read without claiming any agent, as mcprt aacp
 //     reads it, and re-read only when its files or the agents' presence
 //     change; at most the newest 2000 messages of each inbox are shown.
+//     With Options.Journal (aacp.backend=nats) it is read from stores
+//     that source opens instead of the data directory's files, and
+//     re-read when the source's version or the agents' presence change.
 //     Trace listings are cached until the store's change feed moves.
 //   - Live updates: {prefix}events is a server-sent event stream; each
 //     "change" event's data names what changed (messages, presence,

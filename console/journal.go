@@ -60,16 +60,20 @@ type snapshot struct {
 // does: without claiming any agent.
 type journalView struct {
 	dir   string
+	src   JournalSource // nil: the files in dir
 	now   func() time.Time
 	limit int // messages kept per inbox
 
-	mu      sync.Mutex
-	snap    *snapshot                // guarded by mu
-	reader  *journal.FileStore       // guarded by mu: holds the inbox readers, opened on first use
-	inboxes map[string]journal.Inbox // guarded by mu: one reader per receiver, read incrementally
-	raw     map[string][]message     // guarded by mu: what the readers returned, per receiver, in arrival order
-	ledgers map[string]cachedLedger  // guarded by mu: by agent, reloaded when the file changes
-	stamps  map[string]string        // the ledger files' size and time at the last fingerprint (guarded by mu)
+	mu     sync.Mutex
+	snap   *snapshot     // guarded by mu
+	reader journal.Store // guarded by mu: holds the inbox readers, opened on first use
+	// registry is the JournalSource's store the agents are read from
+	// (opened on first use, guarded by mu); its registry reads are live.
+	registry journal.Store
+	inboxes  map[string]journal.Inbox // guarded by mu: one reader per receiver, read incrementally
+	raw      map[string][]message     // guarded by mu: what the readers returned, per receiver, in arrival order
+	ledgers  map[string]cachedLedger  // guarded by mu: by agent, reloaded when the file changes
+	stamps   map[string]string        // the ledger files' size and time at the last fingerprint (guarded by mu)
 }
 
 // cachedLedger is an agent's ledger as read when its file had stamp.
@@ -88,11 +92,15 @@ func (j *journalView) close() {
 	if j.reader != nil {
 		_ = j.reader.Close()
 	}
-	j.inboxes, j.reader = nil, nil
+	if j.registry != nil {
+		_ = j.registry.Close()
+	}
+	j.inboxes, j.reader, j.registry = nil, nil, nil
 }
 
-// exists reports whether the journal holds an agent registry.
-func (j *journalView) exists() bool { return journal.RegistryExists(j.dir) }
+// exists reports whether the journal holds an agent registry (one kept
+// by a JournalSource always exists).
+func (j *journalView) exists() bool { return j.src != nil || journal.RegistryExists(j.dir) }
 
 // fingerprint hashes the sizes and times of the journal's files and the
 // agents' online states: it changes whenever a message, an answer, an
@@ -106,6 +114,9 @@ func (j *journalView) fingerprint(ctx context.Context) (uint64, []journal.AgentR
 // the agents' online states, separately: the live view tells messages
 // from presence changes.
 func (j *journalView) fingerprints(ctx context.Context) (files, online uint64, agents []journal.AgentRecord, err error) {
+	if j.src != nil {
+		return j.sourceFingerprints(ctx)
+	}
 	h := fnv.New64a()
 	stamps := map[string]string{}
 	defer func() {
@@ -154,14 +165,61 @@ func (j *journalView) fingerprints(ctx context.Context) (files, online uint64, a
 	if agents, err = st.Agents(ctx); err != nil {
 		return 0, 0, nil, fmt.Errorf("read the agent registry in %s: %w", j.dir, err)
 	}
+	return files, onlineHash(agents), agents, nil
+}
+
+// onlineHash hashes the agents' online states.
+func onlineHash(agents []journal.AgentRecord) uint64 {
 	ho := fnv.New64a()
 	for _, a := range agents {
 		fmt.Fprintf(ho, "%s\x00%t\n", a.AgentID, a.Online)
 	}
-	return files, ho.Sum64(), agents, nil
+	return ho.Sum64()
 }
 
-func (j *journalView) open() (*journal.FileStore, error) {
+// sourceFingerprints is fingerprints for a JournalSource: its version,
+// and the agents' online states read from it. Every ledger is read again
+// with the next snapshot (stamped with the version).
+func (j *journalView) sourceFingerprints(ctx context.Context) (files, online uint64, agents []journal.AgentRecord, err error) {
+	if files, err = j.src.Version(ctx); err != nil {
+		return 0, 0, nil, fmt.Errorf("look at the messaging journal: %w", err)
+	}
+	j.mu.Lock()
+	st := j.registry
+	if st == nil {
+		if st, err = j.src.Open(ctx); err != nil {
+			j.mu.Unlock()
+			return 0, 0, nil, fmt.Errorf("open the messaging journal: %w", err)
+		}
+		j.registry = st
+	}
+	j.mu.Unlock()
+	if agents, err = st.Agents(ctx); err != nil {
+		return 0, 0, nil, fmt.Errorf("read the agent registry: %w", err)
+	}
+	stamps := map[string]string{}
+	for _, a := range agents {
+		stamps[a.AgentID] = fmt.Sprint(files)
+	}
+	j.mu.Lock()
+	j.stamps = stamps
+	j.mu.Unlock()
+	if agents == nil {
+		agents = []journal.AgentRecord{} // a registry that exists, empty
+	}
+	return files, onlineHash(agents), agents, nil
+}
+
+func (j *journalView) open() (journal.Store, error) {
+	if j.src != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		st, err := j.src.Open(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("open the messaging journal: %w", err)
+		}
+		return st, nil
+	}
 	st, err := journal.OpenFile(journal.FileOptions{Dir: j.dir, Fsync: journal.FsyncNever})
 	if err != nil {
 		return nil, fmt.Errorf("open the messaging journal in %s: %w", j.dir, err)
@@ -232,7 +290,7 @@ func (j *journalView) readNew(ctx context.Context, agents []journal.AgentRecord)
 	for _, a := range agents {
 		receivers[a.AgentID] = true
 	}
-	if entries, err := os.ReadDir(filepath.Join(j.dir, "channels")); err == nil {
+	if entries, err := os.ReadDir(filepath.Join(j.dir, "channels")); j.src == nil && err == nil {
 		for _, e := range entries {
 			if _, r, ok := strings.Cut(e.Name(), "_to_"); ok && envelope.CheckAgentID(r) == nil {
 				receivers[r] = true
@@ -267,24 +325,27 @@ func (j *journalView) readNew(ctx context.Context, agents []journal.AgentRecord)
 }
 
 // refreshLedgers reloads the ledgers whose files changed since they were
-// read (each from a store of its own: a store caches the ledgers it
-// loaded, and other processes write them).
+// read, from a store opened for this refresh (a store caches the ledgers
+// it loaded, and other processes write them).
 func (j *journalView) refreshLedgers() {
 	if j.ledgers == nil {
 		j.ledgers = map[string]cachedLedger{}
 	}
+	var st journal.Store // one for this refresh, opened when a ledger changed
 	for id, stamp := range j.stamps {
 		if c, ok := j.ledgers[id]; ok && c.stamp == stamp || envelope.CheckAgentID(id) != nil {
 			continue
 		}
-		st, err := j.open()
-		if err != nil {
-			continue
+		if st == nil {
+			var err error
+			if st, err = j.open(); err != nil {
+				return
+			}
+			defer st.Close()
 		}
 		if l, err := st.Ledger(id); err == nil {
 			j.ledgers[id] = cachedLedger{stamp: stamp, ledger: l}
 		}
-		_ = st.Close()
 	}
 }
 

@@ -10,8 +10,9 @@
 //	stream SHARED_STATE  state.{domain}   one message per event: {id, kind, data}
 //
 // The stream uses file storage, Options.Replicas replicas and a dedup
-// window of two minutes keyed by the event id (a publish repeated across
-// a reconnect is stored once). Nothing is ever removed from it: a node
+// window of Options.DedupWindow (two minutes unless set; the binary sets
+// the longest deadline a write can have) keyed by the event id (a publish
+// repeated across a reconnect is stored once). Nothing is ever removed from it: a node
 // that joins late, or whose store is new, replays it from the start.
 //
 // # Contract
@@ -51,7 +52,8 @@
 //     event of the domain came in between.
 //   - Publishing: an attempt without an answer within 3 s (a leader
 //     election, a reconnection) is sent again with the same event id
-//     until the caller's deadline; the stream stores it once.
+//     until the caller's deadline, and never once the dedup window has
+//     passed since the first attempt; the stream stores it once.
 //   - Errors: SHARED_STATE_UNAVAILABLE (retryable) when an event cannot be
 //     published (NATS unreachable, no quorum) or was not applied locally
 //     in time; SHARED_STATE_CONTENDED (retryable) when

@@ -36,6 +36,10 @@ const (
 // to apply its event when Options.WaitTimeout is zero.
 const DefaultWaitTimeout = 30 * time.Second
 
+// DefaultDedupWindow is the stream's duplicate window when
+// Options.DedupWindow is zero.
+const DefaultDedupWindow = 2 * time.Minute
+
 // maxDecideAttempts bounds the compare-and-set retries of Decide.
 const maxDecideAttempts = 64
 
@@ -59,6 +63,13 @@ type Options struct {
 	// IDs names events (their JetStream message id, for dedup). Nil means
 	// UUID v4.
 	IDs core.IDGenerator
+	// DedupWindow is the stream's duplicate window: a publish repeated
+	// with the same event id within it is stored once. It is also the
+	// longest a write sends its event again (from its first attempt), so
+	// that no repeat can land after the window and be stored twice; give
+	// it at least the longest deadline a write can have. Zero means
+	// DefaultDedupWindow.
+	DedupWindow time.Duration
 	// WaitTimeout bounds how long a write waits for the local store to
 	// apply its event; zero means DefaultWaitTimeout.
 	WaitTimeout time.Duration
@@ -75,6 +86,7 @@ type Replicator struct {
 	db      *store.DB
 	ids     core.IDGenerator
 	wait    time.Duration
+	dedup   time.Duration // the stream's duplicate window: the bound of a write's repeats
 	log     *slog.Logger
 	started bool
 
@@ -118,15 +130,18 @@ func Open(ctx context.Context, opts Options) (*Replicator, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.DedupWindow <= 0 {
+		opts.DedupWindow = DefaultDedupWindow
+	}
 	cfg := jetstream.StreamConfig{
 		Name: StreamName, Subjects: []string{SubjectPrefix + ">"}, Storage: jetstream.FileStorage,
-		Replicas: max(opts.Replicas, 1), Duplicates: 2 * time.Minute, Discard: jetstream.DiscardNew,
+		Replicas: max(opts.Replicas, 1), Duplicates: opts.DedupWindow, Discard: jetstream.DiscardNew,
 	}
 	st, err := ensureStream(ctx, opts.JS, cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &Replicator{js: opts.JS, stream: st, db: opts.DB, ids: opts.IDs, wait: opts.WaitTimeout, log: opts.Logger,
+	return &Replicator{js: opts.JS, stream: st, db: opts.DB, ids: opts.IDs, wait: opts.WaitTimeout, dedup: opts.DedupWindow, log: opts.Logger,
 		handlers: map[string]Handler{}, changed: make(chan struct{})}, nil
 }
 
@@ -424,9 +439,13 @@ func (r *Replicator) publish(ctx context.Context, domain, kind string, data, out
 
 // publishOnce publishes msg, sending it again (same event id, so the
 // stream stores it once) when an attempt gets no answer within 3 s — a
-// leader election or a reconnection — until ctx ends. An answer from
+// leader election or a reconnection — until ctx ends, and never later
+// than the stream's duplicate window after the first attempt (a repeat
+// past the window would be stored a second time). An answer from
 // JetStream (stored, duplicate, or refused) ends it.
 func (r *Replicator) publishOnce(ctx context.Context, msg *nats.Msg, opts []jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.dedup)
+	defer cancel()
 	for {
 		actx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		ack, err := r.js.PublishMsg(actx, msg, opts...)

@@ -50,10 +50,13 @@ Exit codes: 0 done, 1 failed (no data directory, unknown message, ...),
 
 // aacpCmd is one operator command invocation.
 type aacpCmd struct {
-	store  journal.Store
-	cfg    core.AACPConfig
-	json   bool
-	stdout io.Writer
+	store journal.Store
+	// presence grades each agent's presence from where the sessions keep
+	// it (the data directory's files, or the shared bucket on NATS).
+	presence *messaging.Service
+	cfg      core.AACPConfig
+	json     bool
+	stdout   io.Writer
 }
 
 // runAACP runs `mcprt aacp ARGS` and returns the exit code.
@@ -117,34 +120,36 @@ func runAACP(args []string, stdout, stderr io.Writer, environ []string) int {
 	// The server's loader, so that every key the server accepts (domain
 	// sections included) is accepted here too.
 	all, err := config.Load(path, environ, version)
-	cfg, ns := all.Base, natsSettings{Backend: all.Backend, NATS: all.NATS}
 	if err != nil {
 		return fail(exitConfig, err)
 	}
 	if *dataDir != "" {
-		cfg.AACP.DataDir = *dataDir
+		all.Base.AACP.DataDir = *dataDir
 	}
-	var store journal.Store
-	if ns.Backend.Backend == natsengine.BackendNATS { // the journal on NATS (nats.go)
-		ns.NATS.Server.Listen = "" // an operator command embeds no server
-		nb, code, err := startNATS(context.Background(), cfg, ns, core.NewLogger(io.Discard, core.LogOptions{}))
-		if err != nil {
-			return fail(code, err)
-		}
-		defer nb.Close()
-		store = nb.shared()
-	} else {
+	cfg := all.Base
+	if all.Backend.Backend != natsengine.BackendNATS {
 		if st, err := os.Stat(cfg.AACP.DataDir); err != nil || !st.IsDir() {
 			return fail(exitFatal, fmt.Errorf("no agent messaging data in %q: it is not a directory; pass --data-dir (the sessions' MCPRT_AACP_DATA_DIR)", cfg.AACP.DataDir))
 		}
-		fstore, err := journal.OpenFile(journal.FileOptions{Dir: cfg.AACP.DataDir, Fsync: journal.FsyncPolicy(cfg.AACP.Fsync)})
-		if err != nil {
-			return fail(exitFatal, err)
-		}
-		store = fstore
 	}
-	c := &aacpCmd{store: store, cfg: cfg.AACP, json: *asJSON, stdout: stdout}
+	// The stores as the server builds them (backends.go): the journal and
+	// the agents' presence where the sessions keep them. An operator
+	// command embeds no NATS server.
 	ctx := context.Background()
+	back, err := openBackends(ctx, backendOptions{Config: all, AACP: cfg.AACP})
+	if err != nil {
+		var be *backendError
+		if errors.As(err, &be) {
+			return fail(be.code, be.err)
+		}
+		return fail(exitFatal, err)
+	}
+	defer back.Close(ctx)
+	store, err := back.openJournal()
+	if err != nil {
+		return fail(exitFatal, err)
+	}
+	c := &aacpCmd{store: store, presence: back.msgs, cfg: cfg.AACP, json: *asJSON, stdout: stdout}
 	switch pos[0] {
 	case "agents":
 		err = c.agents(ctx)
@@ -224,10 +229,14 @@ func stamp(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-// agentRow is one agent in `agents --json`.
+// agentRow is one agent in `agents --json`: Online says whether a
+// process hosts it, Presence and LastSeen what its heartbeats say
+// (online, idle, stale, offline), as the coordination tools judge it.
 type agentRow struct {
 	journal.AgentRecord
-	Online bool `json:"online"`
+	Online   bool      `json:"online"`
+	Presence string    `json:"presence"`
+	LastSeen time.Time `json:"lastSeen,omitzero"`
 }
 
 func (c *aacpCmd) agents(ctx context.Context) error {
@@ -240,14 +249,16 @@ func (c *aacpCmd) agents(ctx context.Context) error {
 	}{Agents: []agentRow{}}
 	var rows [][]string
 	for _, r := range recs {
-		out.Agents = append(out.Agents, agentRow{r, r.Online})
+		presence, seen := c.presence.GradePresence(ctx, r.AgentID, r.Online, r.RegisteredAt)
+		out.Agents = append(out.Agents, agentRow{r, r.Online, presence, seen})
 		online := "no"
 		if r.Online {
 			online = "yes"
 		}
-		rows = append(rows, []string{r.AgentID, string(r.Type), online, fmt.Sprint(r.PID), stamp(r.RegisteredAt), strings.Join(r.Capabilities, ",")})
+		rows = append(rows, []string{r.AgentID, string(r.Type), online, presence, stamp(seen), fmt.Sprint(r.PID), stamp(r.RegisteredAt),
+			strings.Join(r.Capabilities, ",")})
 	}
-	return c.emit(out, []string{"AGENT", "TYPE", "ONLINE", "PID", "REGISTERED", "CAPABILITIES"}, rows)
+	return c.emit(out, []string{"AGENT", "TYPE", "ONLINE", "PRESENCE", "LAST_SEEN", "PID", "REGISTERED", "CAPABILITIES"}, rows)
 }
 
 // stored is one transmission as the operator commands show it.

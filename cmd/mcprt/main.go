@@ -44,7 +44,6 @@ import (
 	"github.com/mcprt/mcprt/mcp"
 	"github.com/mcprt/mcprt/tools/builtin"
 	"github.com/mcprt/mcprt/tools/domain"
-	"github.com/mcprt/mcprt/tools/messaging"
 	"github.com/mcprt/mcprt/transport/streamable"
 )
 
@@ -189,7 +188,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	}
 	all, err := config.Load(path, environ, version)
 	cfg, domainCfg, httpCfg, uiCfg := all.Base, all.Domain, all.HTTP, all.Console
-	natsCfg := natsSettings{Backend: all.Backend, NATS: all.NATS}
 	if err != nil {
 		logConfigError(bootLog, err)
 		return exitConfig
@@ -210,14 +208,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	// aacp.backend=nats (nats.go): connect, and embed a server if asked,
-	// now, so that an unreachable engine fails the start.
-	natsBack, natsExit, err := startNATS(ctx, cfg, natsCfg, logger)
-	if err != nil {
-		logger.Error("cannot start the NATS messaging backend", "error", err.Error())
-		return natsExit
-	}
-	defer natsBack.Close()
 	telemetry := core.NewTelemetry(core.SystemClock{})
 	// The domain and messaging read one clock; in mode TEST the fixture
 	// clock_advance moves it, so black-box tests make time pass by hand.
@@ -228,26 +218,18 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 		clock = testClock
 	}
 	go telemetry.Run(ctx)
-	// Memory, sessions, guard policies and traces share one SQLite store,
-	// opened by its first use; the trace sink records every tools/call.
-	dom, err := domain.New(domain.Options{Config: domainCfg, Base: cfg, Logger: logger, Clock: clock,
-		Shared: natsBack.sharedState(natsCfg)})
-	if errors.Is(err, domain.ErrSharedState) {
-		logger.Error("cannot start the shared state on NATS", "error", err.Error())
-		return exitFatal
-	}
+	// The stores, from the configuration (backends.go, as mcprt aacp and
+	// mcprt ui build them): aacp.backend=nats connects (and embeds a
+	// server if asked) now, so that an unreachable engine fails the start;
+	// memory, sessions, guard policies and traces share one SQLite store,
+	// opened by its first use (or now, to apply the shared state); the
+	// journal in aacp.dataDir is opened by the first aacp_* call.
+	back, err := openBackends(ctx, backendOptions{Config: all, AACP: cfg.AACP, Embed: true, Domain: true, Clock: clock, Logger: logger})
 	if err != nil {
-		logConfigError(bootLog, err) // unredacted: "key" is a redaction key
-		return exitConfig
+		return reportBackendError(err, logger, bootLog)
 	}
-	// Agent-to-agent messaging: the journal in aacp.dataDir is opened by
-	// the first aacp_* call, not here. Every tool call is its agent's
-	// heartbeat.
-	msgs, err := messaging.New(messaging.Options{Config: cfg.AACP, Logger: logger, Clock: clock, Open: natsBack.opener(), Presence: natsBack.presenceStore()})
-	if err != nil {
-		logConfigError(logger, err)
-		return exitConfig
-	}
+	natsBack, dom, msgs := back.nats, back.dom, back.msgs
+	defer natsBack.Close()
 	defer msgs.Close()
 	if cfg.Server.Instructions == "" { // who the model is, when to check its inbox, how to answer
 		cfg.Server.Instructions = domain.DefaultInstructions(cfg.AACP.AgentID)
@@ -282,7 +264,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	if err := builtin.Register(srv, builtin.Options{Agents: agents, Version: cfg.Server.Version,
 		Admin:       cfg.Tools.AdminRegistrationEnabled && cfg.Security.DynamicRegistrationEnabled,
 		AdminPolicy: cfg.Tools.AdminPolicy.Mode, MaxStateBytes: cfg.Tools.MaxStateBytes, RedactKeys: cfg.Logging.RedactKeys,
-		AdminAuthorized: adminAuthorized, MessagingHealth: withSharedState(messagingHealth(natsBack, cfg.AACP.DataDir), dom)}); err != nil {
+		AdminAuthorized: adminAuthorized, MessagingHealth: withSharedState(messagingHealth(natsBack, cfg.AACP.DataDir), dom, natsBack)}); err != nil {
 		logger.Error("cannot register the built-in tools", "error", err.Error())
 		return exitFatal
 	}
@@ -307,7 +289,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 		return exitFatal
 	}
 	if web != nil && uiCfg.Enabled { // the overseer's console at /ui/ (ui.go)
-		ui, err := mountConsole(ctx, web, uiCfg, httpCfg, cfg, domainCfg, msgs, telemetry, dom, environ, clock, logger)
+		ui, err := mountConsole(ctx, web, uiCfg, httpCfg, cfg, domainCfg, back, telemetry, environ, clock, logger)
 		if err != nil {
 			logger.Error("cannot start the console", "error", err.Error())
 			return exitFatal

@@ -112,9 +112,14 @@ func (b *natsBackend) opener() func(broker.Options) (*broker.Broker, error) {
 	}
 }
 
-// shared returns the journal on NATS; closing it leaves the connection
-// to Close.
-func (b *natsBackend) shared() journal.Store { return b.store }
+// shared returns the journal on NATS (nil when the journal is on files);
+// closing it leaves the connection to Close.
+func (b *natsBackend) shared() journal.Store {
+	if b == nil || b.store == nil {
+		return nil
+	}
+	return b.store
+}
 
 // natsHealth is the messaging part of the health result under
 // aacp.backend=nats.
@@ -199,6 +204,9 @@ type filesHealth struct {
 	QuarantinedLines int        `json:"quarantinedLines"`
 	LastQuarantined  *time.Time `json:"lastQuarantined,omitempty"`
 	Error            string     `json:"error,omitempty"`
+	// NATS is the connection when presence or the shared state is on
+	// NATS while messaging stays on files.
+	NATS *natsConnHealth `json:"nats,omitempty"`
 }
 
 // messagingHealth is the health tool's messaging report: the NATS
@@ -209,7 +217,7 @@ func messagingHealth(b *natsBackend, dataDir string) func() any {
 		return f
 	}
 	return func() any {
-		h := filesHealth{Backend: "files"}
+		h := filesHealth{Backend: "files", NATS: b.connHealth()}
 		n, latest, err := journal.QuarantineSummary(dataDir)
 		h.QuarantinedLines = n
 		if !latest.IsZero() {

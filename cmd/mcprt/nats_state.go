@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/domain/reservation"
 	"github.com/mcprt/mcprt/domain/task"
@@ -22,6 +23,17 @@ func (b *natsBackend) sharedState(ns natsSettings) *domain.SharedState {
 		return nil
 	}
 	return &domain.SharedState{JS: b.conn.JS, Replicas: ns.NATS.Replicas, OpenTimeout: ns.NATS.ConnectTimeout()}
+}
+
+// stateDedupWindow is the SHARED_STATE stream's duplicate window: the
+// messaging stream's (nats.dedupWindowMs), widened to the longest a state
+// write can be sent again — until its call's deadline, which is at most
+// a tool call's (tools.defaultTimeoutMs) or a run's, whose steps write
+// (agent.runTimeoutMs). The replicator stops repeating a write at the
+// window, so no repeat is ever stored twice.
+func stateDedupWindow(nc natsengine.Config, base core.Config, dom config.Domain) time.Duration {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	return max(nc.DedupWindow(), ms(base.Tools.DefaultTimeoutMs), ms(dom.Agent.RunTimeoutMs))
 }
 
 // openPresence opens the presence bucket on the connection, so that
@@ -48,9 +60,9 @@ func (b *natsBackend) presenceStore() messaging.PresenceStore {
 }
 
 // withSharedState adds sharedState (the applier's sequence, the stream's
-// last and the lag between them) to the messaging report of health when
-// the shared state is on NATS.
-func withSharedState(report func() any, dom *domain.Domain) func() any {
+// last, the lag between them, and the stream's cluster state) to the
+// messaging report of health when the shared state is on NATS.
+func withSharedState(report func() any, dom *domain.Domain, b *natsBackend) func() any {
 	if !dom.SharesState() {
 		return report
 	}
@@ -62,7 +74,7 @@ func withSharedState(report func() any, dom *domain.Domain) func() any {
 		}
 		sctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
-		st, _ := dom.SharedStateStatus(sctx)
+		st, _ := sharedStateReport(sctx, dom, b)
 		m["sharedState"] = st
 		return m
 	}

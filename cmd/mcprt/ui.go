@@ -25,8 +25,7 @@ import (
 	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/console"
 	"github.com/mcprt/mcprt/core"
-	"github.com/mcprt/mcprt/tools/domain"
-	"github.com/mcprt/mcprt/tools/messaging"
+	"github.com/mcprt/mcprt/natsengine"
 	"github.com/mcprt/mcprt/transport/streamable"
 )
 
@@ -97,7 +96,13 @@ func runUI(args []string, stdout, stderr io.Writer, environ []string) int {
 	if _, _, err := net.SplitHostPort(uiCfg.Addr); err != nil {
 		return fail(exitUsage, fmt.Errorf("--addr %q is not host:port (e.g. 127.0.0.1:8081)", uiCfg.Addr))
 	}
-	if st, err := os.Stat(cfg.AACP.DataDir); err != nil || !st.IsDir() {
+	if all.Backend.Backend == natsengine.BackendNATS || all.Backend.StateBackend == natsengine.BackendNATS {
+		// The sessions' data is on NATS: this data directory holds only
+		// this process's copy of the shared state (and its traces).
+		if err := os.MkdirAll(cfg.AACP.DataDir, 0o700); err != nil {
+			return fail(exitFatal, fmt.Errorf("cannot create the data directory %q for this console's copy of the shared state: %w", cfg.AACP.DataDir, err))
+		}
+	} else if st, err := os.Stat(cfg.AACP.DataDir); err != nil || !st.IsDir() {
 		return fail(exitFatal, fmt.Errorf("no data directory %q; pass --data-dir (the sessions' MCPRT_AACP_DATA_DIR)", cfg.AACP.DataDir))
 	}
 	level, _ := core.ParseLevel(cfg.Logging.Level)
@@ -112,25 +117,33 @@ func runUI(args []string, stdout, stderr io.Writer, environ []string) int {
 		_, _ = rand.Read(b[:])
 		token, printed = hex.EncodeToString(b[:]), true
 	}
-	// The person's agent is the messaging service's own: it is registered
-	// on the first message sent, not before.
+	// The stores as the server builds them (backends.go): the journal,
+	// presence, reservations and tasks where the sessions keep them — the
+	// data directory, or NATS, whose shared state is applied to this
+	// data directory's store while the console runs. The person's agent
+	// is the messaging service's own: it is registered on the first
+	// message sent, not before.
 	acfg := cfg.AACP
 	acfg.AgentID, acfg.AgentType = uiCfg.HumanAgentID, uiCfg.HumanAgentType
-	messaging, err := messaging.New(messaging.Options{Config: acfg, Logger: logger})
+	all.Base.AACP.DataDir = cfg.AACP.DataDir
+	ctx := context.Background()
+	back, err := openBackends(ctx, backendOptions{Config: all, AACP: acfg, Domain: true, Logger: logger})
 	if err != nil {
-		logConfigError(logger, err)
-		return exitConfig
+		return reportBackendError(err, logger, logger)
 	}
-	defer messaging.Close()
+	defer back.Close(ctx)
+	messaging := back.msgs
 	busy := time.Duration(domainCfg.Store.BusyTimeoutMs) * time.Millisecond
 	sources, err := newConsoleSources(domainCfg.StoreDir(cfg.AACP.DataDir), busy, nil, messaging, uiCfg.HumanAgentID)
 	if err != nil {
 		return fail(exitFatal, err)
 	}
 	defer sources.Close()
+	sources.shareWith(back.dom, nil, messaging, uiCfg.HumanAgentID) // nats_state.go
 	opts := console.Options{Config: uiCfg, DataDir: cfg.AACP.DataDir, StoreDir: domainCfg.StoreDir(cfg.AACP.DataDir),
 		PoliciesDir: domainCfg.PoliciesDir(cfg.AACP.DataDir), BusyTimeout: busy,
-		Messaging: messaging, Token: token, AllowedHosts: web.AllowedHosts, AllowedOrigins: web.AllowedOrigins, Logger: logger}
+		Messaging: messaging, Journal: back.journal(), Token: token, AllowedHosts: web.AllowedHosts, AllowedOrigins: web.AllowedOrigins,
+		Health: backendHealth{back: back}, Logger: logger}
 	sources.options(&opts)
 	ui, err := console.New(opts)
 	if err != nil {
@@ -174,8 +187,9 @@ func runUI(args []string, stdout, stderr io.Writer, environ []string) int {
 // access token; when ctx ends (the server shuts down) its live event
 // streams end.
 func mountConsole(ctx context.Context, web *streamable.Handler, uiCfg console.Config, httpCfg streamable.Config, cfg core.Config,
-	domainCfg config.Domain, messaging *messaging.Service, telemetry *core.Telemetry, domain *domain.Domain,
+	domainCfg config.Domain, back *backends, telemetry *core.Telemetry,
 	environ []string, clock core.Clock, logger *slog.Logger) (*mountedConsole, error) {
+	messaging, domain := back.msgs, back.dom
 	token := ""
 	if httpCfg.AuthTokenEnvVar != "" {
 		token = lookupEnv(environ, httpCfg.AuthTokenEnvVar)
@@ -188,8 +202,8 @@ func mountConsole(ctx context.Context, web *streamable.Handler, uiCfg console.Co
 	sources.shareWith(domain, clock, messaging, cmp.Or(uiCfg.HumanAgentID, console.DefaultConfig().HumanAgentID)) // nats_state.go
 	opts := console.Options{Config: uiCfg, DataDir: cfg.AACP.DataDir, StoreDir: domainCfg.StoreDir(cfg.AACP.DataDir),
 		PoliciesDir: domainCfg.PoliciesDir(cfg.AACP.DataDir), BusyTimeout: busy,
-		Messaging: messaging, Token: token, AllowedHosts: httpCfg.AllowedHosts, AllowedOrigins: httpCfg.AllowedOrigins,
-		Health: serverHealth{telemetry: telemetry, domain: domain, web: web}, Clock: clock, Logger: logger}
+		Messaging: messaging, Journal: back.journal(), Token: token, AllowedHosts: httpCfg.AllowedHosts, AllowedOrigins: httpCfg.AllowedOrigins,
+		Health: serverHealth{telemetry: telemetry, back: back, web: web}, Clock: clock, Logger: logger}
 	sources.options(&opts)
 	ui, err := console.New(opts)
 	if err != nil {
@@ -217,19 +231,19 @@ func (m *mountedConsole) Close() error {
 // serverHealth is the health figures of the serving process.
 type serverHealth struct {
 	telemetry *core.Telemetry
-	domain    *domain.Domain
+	back      *backends
 	web       *streamable.Handler
 }
 
 // Figures implements console.Health.
 func (h serverHealth) Figures() [][2]string {
 	rt := h.telemetry.Snapshot()
-	accepted, dropped, failed := h.domain.TraceCounts()
-	return [][2]string{
+	accepted, dropped, failed := h.back.dom.TraceCounts()
+	return append([][2]string{
 		{"version", version},
 		{"MCP sessions", strconv.Itoa(h.web.Sessions())},
 		{"live heap", strconv.FormatUint(rt.HeapLiveBytes>>20, 10) + " MiB"},
 		{"scheduler latency p99", rt.SchedLatencyP99.String()},
 		{"trace events queued / dropped / failed", fmt.Sprintf("%d / %d / %d", accepted, dropped, failed)},
-	}
+	}, backendFigures(h.back)...)
 }

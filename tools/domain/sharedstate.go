@@ -26,6 +26,9 @@ type SharedState struct {
 	// OpenTimeout bounds creating the stream and reading the store's
 	// applied sequence at start.
 	OpenTimeout time.Duration
+	// DedupWindow is the stream's duplicate window (see
+	// sharedstate.Options.DedupWindow); 0 means sharedstate's default.
+	DedupWindow time.Duration
 }
 
 // domainStores are the Store implementations the domain services run
@@ -52,7 +55,7 @@ func newStores(db *store.DB, opts Options) (domainStores, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	r, err := sharedstate.Open(ctx, sharedstate.Options{JS: opts.Shared.JS, DB: db, Replicas: opts.Shared.Replicas,
-		IDs: opts.IDs, Logger: opts.Logger})
+		DedupWindow: opts.Shared.DedupWindow, IDs: opts.IDs, Logger: opts.Logger})
 	if err != nil {
 		return s, err
 	}

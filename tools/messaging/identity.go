@@ -99,6 +99,22 @@ func (s *Service) agents(ctx context.Context, b *broker.Broker) ([]AgentPresence
 	return list, nil
 }
 
+// GradePresence returns the presence of a registered agent (hosted: a
+// process hosts it, as the registry says; registeredAt: when it
+// registered) and when it was last seen, from its presence record in
+// this service's presence store — the data directory's files, or the
+// shared bucket on NATS — graded on this service's clock. Unlike
+// Presence it writes nothing (it retires no stale agent): for readers
+// such as mcprt aacp agents.
+func (s *Service) GradePresence(ctx context.Context, agentID string, hosted bool, registeredAt time.Time) (string, time.Time) {
+	rec, ok := s.presence.read(ctx, agentID)
+	seen := rec.LastSeen
+	if !ok || seen.Before(registeredAt) {
+		seen = registeredAt
+	}
+	return s.grade(hosted, seen), seen
+}
+
 // grade is the presence of an agent hosted (or not) and last seen at seen.
 func (s *Service) grade(hosted bool, seen time.Time) string {
 	if !hosted {

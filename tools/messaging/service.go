@@ -43,17 +43,21 @@ type Options struct {
 // presence, and closes it all with Close. All methods are safe for
 // concurrent use.
 type Service struct {
-	agentID    string
-	agentType  envelope.AgentType
-	listed     bool // agentID was configured: it is written to the registry
-	bopts      broker.Options
-	open       func(broker.Options) (*broker.Broker, error)
-	clock      core.Clock
-	idleAfter  time.Duration
-	staleAfter time.Duration
-	presence   *presence
-	index      *msgIndex
-	log        *slog.Logger
+	agentID   string
+	agentType envelope.AgentType
+	listed    bool // agentID was configured: it is written to the registry
+	bopts     broker.Options
+	open      func(broker.Options) (*broker.Broker, error)
+	// filesJournal: the journal is the data directory's files (Open was
+	// nil), whose registry file says whether any agent registered; a
+	// journal elsewhere (NATS) is opened by Broker(false) too.
+	filesJournal bool
+	clock        core.Clock
+	idleAfter    time.Duration
+	staleAfter   time.Duration
+	presence     *presence
+	index        *msgIndex
+	log          *slog.Logger
 
 	notify *notifier
 	regs   registrations // serialises the registrations of each agent id
@@ -109,6 +113,7 @@ func New(opts Options) (*Service, error) {
 		},
 	}
 	if s.open == nil {
+		s.filesJournal = true
 		s.open = broker.Open
 	}
 	s.notify = newNotifier(func() []*mcp.Server {
@@ -388,15 +393,16 @@ func (s *Service) Heartbeat(ctx context.Context) {
 
 // Broker returns the broker behind the tools, opening it when create is
 // true. With create false it returns nil and no error when the broker is
-// not open and no agent registry exists in the data directory (so no
-// agent is registered there), creating nothing. The agent tools use it to
+// not open, the journal is the data directory's files and no agent
+// registry exists there (so no agent is registered), creating nothing; a
+// journal opened by Options.Open (NATS) is opened. The agent tools use it to
 // list and delegate to the agents registered for messaging.
 func (s *Service) Broker(create bool) (*broker.Broker, error) {
 	if !create {
 		s.mu.Lock()
 		b, closed := s.b, s.closed
 		s.mu.Unlock()
-		if b == nil && !closed && !journal.RegistryExists(s.bopts.DataDir) {
+		if b == nil && !closed && s.filesJournal && !journal.RegistryExists(s.bopts.DataDir) {
 			return nil, nil
 		}
 	}
