@@ -25,9 +25,10 @@ import (
 // stdout, stderr and the exit code.
 func runHookWith(t *testing.T, stdin []byte, env []string, args ...string) (string, string, int) {
 	t.Helper()
+	bin := wiretest.Build(t) // outside the run's limit: building is not what is measured
 	ctx, cancel := context.WithTimeout(context.Background(), wiretest.WaitTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, wiretest.Build(t), append([]string{"hook"}, args...)...)
+	cmd := exec.CommandContext(ctx, bin, append([]string{"hook"}, args...)...)
 	cmd.Env = wiretest.CleanEnv(env...)
 	cmd.Dir = t.TempDir()
 	cmd.Stdin = bytes.NewReader(stdin)
@@ -176,9 +177,10 @@ func TestClientHookDoesNotWaitForStdin(t *testing.T) {
 	}
 	defer w.Close()
 	defer r.Close()
+	bin := wiretest.Build(t) // outside the run's limit: building is not what is measured
 	ctx, cancel := context.WithTimeout(context.Background(), wiretest.WaitTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, wiretest.Build(t), "hook", "claude")
+	cmd := exec.CommandContext(ctx, bin, "hook", "claude")
 	cmd.Env = wiretest.CleanEnv("MCPRT_AACP_DATA_DIR="+t.TempDir(), "MCPRT_AACP_AGENT_ID=idle")
 	cmd.Dir = t.TempDir()
 	cmd.Stdin = r
