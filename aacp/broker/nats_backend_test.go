@@ -40,6 +40,8 @@ func TestBrokerOnBackends(t *testing.T) {
 		{"TTLExpiryAndPurge", broker.TestTTLExpiryAndPurge},
 		{"ReceiveWaitsForANewMessage", broker.TestReceiveWaitsForANewMessage},
 		{"AckValidation", broker.TestAckValidation},
+		{"AckAll", broker.TestAckAll},
+		{"AckAllReceivedThenProcessed", broker.TestAckAllReceivedThenProcessed},
 	}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {

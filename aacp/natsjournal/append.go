@@ -98,6 +98,63 @@ func (s *Store) Append(ctx context.Context, env *envelope.Envelope) (uint64, err
 	return r.seq, nil
 }
 
+// AppendAll is Append for several transmissions at once, for a caller
+// that has them together (the answers to a batch of messages): those to
+// one channel are queued together, so they go out in one atomic batch
+// (or join the one queued) rather than the first alone. It returns one
+// error per envelope, in order, and sets the Seq of each appended.
+func (s *Store) AppendAll(ctx context.Context, envs []*envelope.Envelope) []error {
+	errs := make([]error, len(envs))
+	if err := ctx.Err(); err != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	reqs := make([]*appendReq, len(envs))
+	byChan := map[*channel][]*appendReq{}
+	var order []*channel
+	for i, env := range envs {
+		if err := checkPair(env.Sender.AgentID, env.Receiver.AgentID); err != nil {
+			errs[i] = err
+			continue
+		}
+		c, err := s.channel(env.Sender.AgentID, env.Receiver.AgentID)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		reqs[i] = &appendReq{ctx: ctx, env: env, done: make(chan struct{})}
+		if byChan[c] == nil {
+			order = append(order, c)
+		}
+		byChan[c] = append(byChan[c], reqs[i])
+	}
+	for _, c := range order {
+		c.qmu.Lock()
+		c.queue = append(c.queue, byChan[c]...)
+		if !c.committing {
+			c.committing = true
+			go s.commit(c)
+		}
+		c.qmu.Unlock()
+	}
+	for i, r := range reqs {
+		if r == nil {
+			continue
+		}
+		select {
+		case <-r.done:
+			if errs[i] = r.err; r.err == nil {
+				envs[i].Seq = r.seq
+			}
+		case <-ctx.Done():
+			errs[i] = fmt.Errorf("nats journal: append %s: JetStream did not confirm the write in time; it may or may not be stored: %w", envs[i].MessageID, ctx.Err())
+		}
+	}
+	return errs
+}
+
 // commit writes c's queued appends, a batch at a time, until none are
 // queued.
 func (s *Store) commit(c *channel) {
