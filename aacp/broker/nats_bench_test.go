@@ -260,8 +260,17 @@ func BenchmarkJetStreamPublish(b *testing.B) {
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				defer cancel()
 				cfg := jetstream.StreamConfig{Name: "FLOOR", Subjects: []string{"floor.>"}, Storage: jetstream.FileStorage, Replicas: srv.replicas, AllowAtomicPublish: true}
-				if _, err := conn.JS.CreateStream(ctx, cfg); err != nil {
-					b.Fatal(err)
+				// A cluster just started may not place an R3 stream yet.
+				for {
+					_, err := conn.JS.CreateStream(ctx, cfg)
+					if err == nil {
+						break
+					}
+					select {
+					case <-ctx.Done():
+						b.Fatalf("create the stream: %v", err)
+					case <-time.After(100 * time.Millisecond): // polling the cluster's state
+					}
 				}
 				data := make([]byte, 300) // about an envelope
 				publish := func(i int) error {
@@ -286,8 +295,13 @@ func BenchmarkJetStreamPublish(b *testing.B) {
 					}
 					return nil
 				}
-				if err := publish(0); err != nil { // warm-up
-					b.Fatal(err)
+				// Warm-up, until the new stream's leader answers.
+				for err := publish(0); err != nil; err = publish(0) {
+					select {
+					case <-ctx.Done():
+						b.Fatalf("publish to the new stream: %v", err)
+					case <-time.After(100 * time.Millisecond): // polling the stream's state
+					}
 				}
 				lat := make([]float64, 0, b.N)
 				start := time.Now()
