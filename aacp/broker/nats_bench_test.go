@@ -190,14 +190,14 @@ func BenchmarkEndToEnd(b *testing.B) {
 func BenchmarkSyncSend(b *testing.B) {
 	backends := append(slices.Clone(benchBackends), benchBackend{"nats-cluster-R3", func(b *testing.B) (broker.Options, broker.Options, func() uint64) {
 		c := natstest.StartCluster(b)
-		return broker.Options{Store: natsStore(b, c.URLs(), 3)}, broker.Options{}, nil
+		return broker.Options{Store: natsStore(b, c.URLs(), 3)}, broker.Options{}, jsWrites(b, c.URLs())
 	}}, benchBackend{"nats-cluster-R3-nosync", func(b *testing.B) (broker.Options, broker.Options, func() uint64) {
 		c := natstest.StartClusterSync(b, false)
-		return broker.Options{Store: natsStore(b, c.URLs(), 3)}, broker.Options{}, nil
+		return broker.Options{Store: natsStore(b, c.URLs(), 3)}, broker.Options{}, jsWrites(b, c.URLs())
 	}})
 	for _, be := range backends {
 		b.Run(be.name, func(b *testing.B) {
-			so, _, _ := be.open(b)
+			so, _, writes := be.open(b)
 			ctx := context.Background()
 			sb, err := broker.Open(so)
 			if err != nil {
@@ -213,6 +213,13 @@ func BenchmarkSyncSend(b *testing.B) {
 			if _, err := sb.Send(ctx, "send", in); err != nil { // warm-up
 				b.Fatal(err)
 			}
+			var w0 uint64
+			if writes != nil {
+				if err := sb.Store().Sync(ctx); err != nil { // the warm-up's ledger writes
+					b.Fatal(err)
+				}
+				w0 = writes()
+			}
 			lat := make([]float64, 0, b.N)
 			start := time.Now()
 			b.ResetTimer()
@@ -225,6 +232,14 @@ func BenchmarkSyncSend(b *testing.B) {
 			}
 			b.StopTimer()
 			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "sends/s")
+			if writes != nil {
+				// Every JetStream message a send caused, its ledger
+				// records included (Send does not wait for those).
+				if err := sb.Store().Sync(ctx); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(writes()-w0)/float64(b.N), "js-writes/send")
+			}
 			slices.Sort(lat)
 			b.ReportMetric(lat[len(lat)/2], "p50-ms")
 			b.ReportMetric(lat[min(len(lat)-1, len(lat)*99/100)], "p99-ms")
