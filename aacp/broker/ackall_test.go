@@ -3,6 +3,7 @@ package broker
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/mcprt/mcprt/aacp/envelope"
 	"github.com/mcprt/mcprt/aacp/journal"
@@ -138,4 +139,33 @@ func TestAckAllValidation(t *testing.T) {
 	}
 	// Nothing was answered: the message is still waiting for its answer.
 	r.ack("b", out.MessageID, "processed")
+}
+
+// TestAckAllTwoTransmissionsOfOneRequest: the ids of a request's first
+// transmission and of its redelivery in one AckAll answer it once, as
+// two Acks in a row would: the second id is NOT_FOUND.
+func TestAckAllTwoTransmissionsOfOneRequest(t *testing.T) {
+	r := newRig(t, Options{})
+	r.register("a", envelope.Manager)
+	r.register("b", envelope.Implementation)
+	out := r.send("a", "b", SendInput{})
+	first := r.receive("b", 1)[0]
+	r.advance(0)                // the sender learns it was taken
+	r.advance(30 * time.Second) // ack timeout
+	r.advance(time.Second)      // re-offer
+	again := r.receive("b", 10)
+	if len(again) != 1 || !again[0].Redelivered {
+		t.Fatalf("redelivery: %+v", again)
+	}
+	res, err := r.b.AckAll(r.ctx, "b", AckAllInput{MessageIDs: []string{first.MessageID, again[0].MessageID}, Status: journal.InboundProcessed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Err != nil || res[0].ReplyMessageID == "" || codeOf(res[1].Err) != core.CodeNotFound {
+		t.Fatalf("AckAll of both transmissions = %+v; want the first answered, the second NOT_FOUND", res)
+	}
+	r.b.Pump(r.ctx)
+	if st := r.status("a", out.RequestID); st.Outcome != journal.Completed {
+		t.Errorf("status %+v, want COMPLETED", st)
+	}
 }

@@ -149,10 +149,15 @@ func (b *Broker) answerAll(ctx context.Context, agentID string, reqs []answerReq
 	}
 	var todo []pending
 	var recs []journal.Record
+	taken := map[*item]bool{} // answered in this call: two ids of one request
 	now := b.now()
 	l.mu.Lock()
 	for i, r := range reqs {
 		it := l.items[r.messageID]
+		final := r.rec.Status == journal.InboundProcessed || r.rec.Status == journal.InboundNacked
+		if it != nil && taken[it] && final {
+			it = nil // as if answered by an earlier call: processed or NACKed, it is gone
+		}
 		if it == nil {
 			res[i].Err = core.Errorf(core.CodeNotFound, "agent %q has no message %q waiting for an answer (unknown, already processed or NACKed, or expired); answer the ids Receive returned", agentID, r.messageID)
 			continue
@@ -171,6 +176,7 @@ func (b *Broker) answerAll(ctx context.Context, agentID string, reqs []answerReq
 		for _, s := range it.seqs {
 			rec.Seq = max(rec.Seq, s)
 		}
+		taken[it] = true
 		todo = append(todo, pending{i, it, rec})
 		recs = append(recs, journal.InboundRec(rec))
 	}

@@ -42,6 +42,7 @@ func TestBrokerOnBackends(t *testing.T) {
 		{"AckValidation", broker.TestAckValidation},
 		{"AckAll", broker.TestAckAll},
 		{"AckAllReceivedThenProcessed", broker.TestAckAllReceivedThenProcessed},
+		{"AckAllTwoTransmissionsOfOneRequest", broker.TestAckAllTwoTransmissionsOfOneRequest},
 	}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {

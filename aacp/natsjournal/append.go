@@ -352,10 +352,13 @@ func (s *Store) appendPack(ctx context.Context, c *channel, pack []*appendReq, d
 			c.lastStream, c.lastSeq = ack.Sequence, last
 			return
 		case err == nil:
-			// Its last transmission was stored before (an Append repeated
-			// by another store): write them one at a time, which finds
-			// each one's seq.
 			c.known = false
+			if s.storedPack(ctx, c, pack, ack.Sequence) {
+				return // this pack, stored by an attempt whose answer was lost
+			}
+			// Its last transmission was stored before on its own (an
+			// Append repeated by another store): write them one at a
+			// time, which finds each one's seq.
 			for _, r := range pack {
 				r.seq, r.err = s.appendOne(r.ctx, c, r.env, r.before)
 			}
@@ -391,6 +394,35 @@ outer:
 		return true
 	}
 	return false
+}
+
+// storedPack reports whether the message at stream seq stream, which
+// JetStream called a duplicate of pack's, holds pack's transmissions in
+// order (an earlier attempt of this write was stored and its answer
+// lost); then it sets their seqs from it.
+func (s *Store) storedPack(ctx context.Context, c *channel, pack []*appendReq, stream uint64) bool {
+	var m *jetstream.RawStreamMsg
+	err := retry(ctx, attemptTimeout, func(actx context.Context) error {
+		var err error
+		m, err = s.chans.GetMsg(actx, stream)
+		return err
+	})
+	if err != nil || m.Header.Get(countHeader) != strconv.Itoa(len(pack)) {
+		return false
+	}
+	envs, bad := decodeTransmissions(m.Data)
+	if bad || len(envs) != len(pack) {
+		return false
+	}
+	for i, e := range envs {
+		if e.MessageID != pack[i].env.MessageID {
+			return false
+		}
+	}
+	for i, e := range envs {
+		pack[i].seq = e.Seq
+	}
+	return true
 }
 
 // withSeq appends enc, an envelope's encoding with seq 0 (which

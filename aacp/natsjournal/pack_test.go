@@ -157,3 +157,41 @@ func TestAppendWithBeforeGetsTheWrittenSeq(t *testing.T) {
 		t.Fatalf("LastSequence = %d, %v; want 3 (the cancelled append not written)", last, err)
 	}
 }
+
+// A pack written again whole (an attempt whose answer was lost, sent
+// again; here from a second store) is recognised by its message id and
+// contents: stored once, each transmission given the seq it has.
+func TestPackWrittenAgainIsStoredOnce(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Server(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	conn := natstest.Connect(t, srv.ClientURL())
+	var stores []*natsjournal.Store
+	for range 2 {
+		s, err := natsjournal.Open(ctx, natsjournal.Options{JS: natstest.Connect(t, srv.ClientURL()).JS})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		stores = append(stores, s)
+	}
+	pack := func() []*envelope.Envelope {
+		return []*envelope.Envelope{env("a", "b", "p1"), env("a", "b", "p2"), env("a", "b", "p3")}
+	}
+	for i, s := range stores {
+		envs := pack()
+		for k, err := range s.AppendAll(ctx, envs) {
+			if err != nil || envs[k].Seq != uint64(k+1) {
+				t.Fatalf("store %d: %s got seq %d, %v; want %d", i, envs[k].MessageID, envs[k].Seq, err, k+1)
+			}
+		}
+	}
+	st, err := conn.JS.Stream(ctx, natsjournal.ChannelStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, err := st.Info(ctx); err != nil || info.State.Msgs != 1 {
+		t.Fatalf("the stream holds %v messages (%v), want the pack once", info.State.Msgs, err)
+	}
+}
