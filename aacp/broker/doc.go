@@ -58,7 +58,8 @@
 //
 // The receiving side: Receive hands out waiting messages, HIGH before
 // NORMAL before LOW and in seq order within a channel and priority; Ack
-// and Nack answer them (an answer to a message handed out reads nothing
+// and Nack answer them (AckAll answers several at once: their records
+// in one ledger write, their replies appended together) (an answer to a message handed out reads nothing
 // from the journal first: a retry of it read later is answered again,
 // below). Each answer is written to the receiver's ledger
 // before the reply goes out (its fsync overlaps the reply's, and the

@@ -40,6 +40,9 @@ func TestBrokerOnBackends(t *testing.T) {
 		{"TTLExpiryAndPurge", broker.TestTTLExpiryAndPurge},
 		{"ReceiveWaitsForANewMessage", broker.TestReceiveWaitsForANewMessage},
 		{"AckValidation", broker.TestAckValidation},
+		{"AckAll", broker.TestAckAll},
+		{"AckAllReceivedThenProcessed", broker.TestAckAllReceivedThenProcessed},
+		{"AckAllTwoTransmissionsOfOneRequest", broker.TestAckAllTwoTransmissionsOfOneRequest},
 	}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {

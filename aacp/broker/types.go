@@ -147,6 +147,23 @@ type AckInput struct {
 	Notes  string `json:"notes,omitempty"`
 }
 
+// AckAllInput is the input of AckAll: several received messages answered
+// with one status.
+type AckAllInput struct {
+	MessageIDs []string `json:"messageIds"`
+	// Status is received, processed or queued.
+	Status string `json:"status"`
+	Notes  string `json:"notes,omitempty"`
+}
+
+// AnswerResult is the outcome of one answer of AckAll: its output, or
+// the error Ack would have returned for it (with the output too when
+// only the reply could not be sent: the answer is recorded).
+type AnswerResult struct {
+	AnswerOutput
+	Err error
+}
+
 // NackInput is the input of Nack (aacp_nack).
 type NackInput struct {
 	MessageID string `json:"messageId"`

@@ -5,7 +5,7 @@
 //
 // # Layout
 //
-//	stream AACP_CHANNELS  aacp.ch.{receiver}.{sender}   one message per transmission, header Mcprt-Seq = channel seq
+//	stream AACP_CHANNELS  aacp.ch.{receiver}.{sender}   one message per write (a transmission, or a pack of them), header Mcprt-Seq = channel seq
 //	stream AACP_LEDGERS   aacp.lg.{agent}               one message per Ledger.Put (NDJSON records)
 //	stream AACP_DEAD      aacp.dl.{messageId}           one message per dead-letter change (latest wins)
 //	kv     AACP_AGENTS    {agentId}                     the registry (JSON AgentRecord)
@@ -22,13 +22,19 @@
 // channel's end and retry, so seqs are dense and in stream order. Within
 // one store, appends to a channel are group-committed: one write per
 // channel is in flight, and the appends queued meanwhile go out as one
-// JetStream atomic batch (all or none; the compare-and-swap on its first
-// message; under sync_always synced once). A batch refused for anything
-// but a moved channel end (a repeat inside it, a server without atomic
-// batches) is written one message at a time. Each
+// JetStream message, a pack (header Mcprt-Count = how many; Mcprt-Seq =
+// the seq of its last; the envelopes one after another): one
+// compare-and-swap, one message stored and, under sync_always, synced
+// once, all or none. (JetStream's atomic batches would keep one message
+// per transmission, but on a stream of one replica with file storage the
+// server stages each batch in a file store of its own, about 20 ms a
+// batch.) An inbox passes a pack's transmissions one by one; compaction
+// purges a pack whole or not at all. Each single
 // transmission is published with its messageId as the JetStream message
-// id: a publish repeated within the dedup window (nats.dedupWindowMs; a
-// client that reconnects and resends) is stored once. Beyond the window,
+// id, a pack with its last one's: a publish repeated within the dedup
+// window (nats.dedupWindowMs; a client that reconnects and resends) is
+// stored once, and a store answers a repeated Append of any transmission
+// it wrote lately (its last 1,024 per channel) from memory. Beyond that,
 // the receiver's ledger (its inbound records, themselves on JetStream)
 // recognises a repeated request, as with the file journal (so the
 // ledgers, which are on JetStream, are the durable record of seen request

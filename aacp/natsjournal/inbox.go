@@ -1,10 +1,12 @@
 package natsjournal
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -53,6 +55,7 @@ type inbox struct {
 	gen       int                      // guarded by mu: its generation
 	consSeq   uint64                   // guarded by mu: its last consumer seq delivered
 	buf       []jetstream.Msg          // guarded by mu: delivered, not yet passed to Read's fn
+	passed    int                      // guarded by mu: transmissions of buf[0] (a pack) already passed to fn
 	delivered uint64                   // guarded by mu: highest stream seq delivered
 	arrived   chan struct{}            // guarded by mu: closed and replaced at each delivery
 	stopOnce  sync.Once
@@ -288,21 +291,47 @@ func (in *inbox) Read(ctx context.Context, fn func(env *envelope.Envelope) error
 			in.mu.Unlock()
 			return nil
 		}
-		m := in.buf[0]
+		m, passed := in.buf[0], in.passed
 		in.mu.Unlock()
-		var env envelope.Envelope
-		if err := json.Unmarshal(m.Data(), &env); err != nil || env.Seq == 0 || env.MessageID == "" {
+		envs, bad := decodeTransmissions(m.Data())
+		if bad {
 			in.s.log.Warn("aacp nats journal: skipped an undecodable transmission", "subject", m.Subject())
-			in.pop()
-			continue
 		}
-		if err := fn(&env); err != nil {
-			return err
-		}
-		if md, err := m.Metadata(); err == nil {
-			in.s.noteRead([2]string{env.Sender.AgentID, in.receiver}, env.Seq, md.Sequence.Stream)
+		md, mdErr := m.Metadata()
+		for i := passed; i < len(envs); i++ {
+			if err := fn(&envs[i]); err != nil {
+				return err
+			}
+			if mdErr == nil {
+				in.s.noteRead([2]string{envs[i].Sender.AgentID, in.receiver}, envs[i].Seq, md.Sequence.Stream)
+			}
+			in.mu.Lock()
+			in.passed = i + 1
+			in.mu.Unlock()
 		}
 		in.pop()
+	}
+}
+
+// decodeTransmissions decodes the transmissions of a channel message:
+// one, or several (a pack). bad reports that some could not be decoded
+// (they are left out).
+func decodeTransmissions(data []byte) (envs []envelope.Envelope, bad bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for {
+		var env envelope.Envelope
+		err := dec.Decode(&env)
+		if err == io.EOF {
+			return envs, bad
+		}
+		if err != nil {
+			return envs, true
+		}
+		if env.Seq == 0 || env.MessageID == "" {
+			bad = true
+			continue
+		}
+		envs = append(envs, env)
 	}
 }
 
@@ -310,6 +339,7 @@ func (in *inbox) pop() {
 	in.mu.Lock()
 	in.buf[0] = nil
 	in.buf = in.buf[1:]
+	in.passed = 0
 	in.mu.Unlock()
 }
 

@@ -72,9 +72,6 @@ type Store struct {
 	maxBytes int
 	// replaced counts the inbox consumers replaced (InboxConsumersReplaced).
 	replaced atomic.Int64
-	// atomic: the channel stream takes atomic batches (JetStream 2.12 and
-	// later), so that concurrent appends to a channel share one write.
-	atomic bool
 	// ctx ends when the store closes (after Close waited for the
 	// ledgers): it bounds background publishes.
 	ctx    context.Context
@@ -128,9 +125,6 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}); err != nil {
 		return nil, err
 	}
-	// A server older than 2.12 ignores the setting: appends then go one
-	// at a time.
-	s.atomic = s.chans.CachedInfo().Config.AllowAtomicPublish
 	if s.ledgers, err = ensureStream(ctx, opts.JS, s.log, jetstream.StreamConfig{
 		Name: LedgerStream, Subjects: []string{ledgerPrefix + ">"}, Storage: jetstream.FileStorage,
 		Replicas: r, Description: "mcprt agent ledgers: aacp.lg.{agent}",
@@ -388,6 +382,17 @@ func (s *Store) CompactChannel(ctx context.Context, sender, receiver string, bel
 			break
 		}
 		cut, n = p.stream, i+1
+	}
+	// A pack is purged whole or not at all: one that holds a seq kept
+	// is kept, and so are the seqs of it passed over above.
+	if n > 0 && n < len(pos) && pos[n].stream == cut {
+		for n > 0 && pos[n-1].stream == cut {
+			n--
+		}
+		cut = 0
+		if n > 0 {
+			cut = pos[n-1].stream
+		}
 	}
 	if n > 0 {
 		s.readPos[key] = append([]streamSeqPair(nil), pos[n:]...)

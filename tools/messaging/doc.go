@@ -79,7 +79,7 @@
 //	                     priority?, correlationId?, requestId?, ttlSeconds?, tags?}
 //	aacp_receive        {agentId?, waitMs?, max?, messageTypes?}  takes messages
 //	aacp_peek           {agentId?}                               read-only
-//	aacp_ack            {agentId?, messageId, status, notes?}
+//	aacp_ack            {agentId?, messageId | messageIds, status, notes?}
 //	aacp_nack           {agentId?, messageId, reason, errorCode?, canRetry}   destructive
 //	aacp_status         {agentId?, messageId | requestId}        read-only
 //	aacp_dead_letters   {agentId?, limit?}                       read-only

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/mcprt/mcprt/aacp/broker"
@@ -138,12 +139,44 @@ func (s *Service) receiveTool(ctx context.Context, _ *mcp.CallToolRequest, in re
 	return out, err
 }
 
-func (s *Service) ackTool(ctx context.Context, _ *mcp.CallToolRequest, in ackArgs) (broker.AnswerOutput, error) {
+// ackTool answers one message (messageId), or several at once
+// (messageIds: broker.AckAll, one ledger write and one reply write for
+// them all). With messageIds, an id that cannot be answered is listed
+// in failed, with why; the call fails only when none was answered.
+func (s *Service) ackTool(ctx context.Context, _ *mcp.CallToolRequest, in ackArgs) (ackOut, error) {
 	b, id, err := s.act(ctx, in.AgentID)
 	if err != nil {
-		return broker.AnswerOutput{}, err
+		return ackOut{}, err
 	}
-	return b.Ack(ctx, id, broker.AckInput{MessageID: in.MessageID, Status: in.Status, Notes: in.Notes})
+	if in.MessageIDs == nil {
+		out, err := b.Ack(ctx, id, broker.AckInput{MessageID: in.MessageID, Status: in.Status, Notes: in.Notes})
+		return ackOut{MessageID: out.MessageID, RequestID: out.RequestID, Status: out.Status, ReplyMessageID: out.ReplyMessageID}, err
+	}
+	if in.MessageID != "" {
+		return ackOut{}, envelope.Errorf(envelope.CodeSchema, "both messageId and messageIds are given; pass one id as messageId, or several as messageIds").WithDetail("path", "/messageIds")
+	}
+	res, err := b.AckAll(ctx, id, broker.AckAllInput{MessageIDs: in.MessageIDs, Status: in.Status, Notes: in.Notes})
+	if err != nil {
+		return ackOut{}, err
+	}
+	out := ackOut{Status: in.Status}
+	var firstErr error
+	answered := 0
+	for i, r := range res {
+		if r.RequestID != "" {
+			answered++ // recorded (even when only its reply failed)
+		}
+		if r.Err != nil {
+			out.Failed = append(out.Failed, in.MessageIDs[i]+": "+r.Err.Error())
+			if firstErr == nil {
+				firstErr = r.Err
+			}
+		}
+	}
+	if answered == 0 {
+		return ackOut{}, fmt.Errorf("none of the %d messageIds was answered; the first: %w", len(in.MessageIDs), firstErr)
+	}
+	return out, nil
 }
 
 func (s *Service) nackTool(ctx context.Context, _ *mcp.CallToolRequest, in nackArgs) (broker.AnswerOutput, error) {

@@ -93,10 +93,21 @@ type peekArgs struct {
 }
 
 type ackArgs struct {
-	AgentID   string `json:"agentId,omitempty"`
-	MessageID string `json:"messageId"`
-	Status    string `json:"status" jsonschema:"processed (done), or received/queued (got it, working on it)."`
-	Notes     string `json:"notes,omitempty"`
+	AgentID    string   `json:"agentId,omitempty"`
+	MessageID  string   `json:"messageId,omitempty"`
+	MessageIDs []string `json:"messageIds,omitempty" jsonschema:"Several at once, instead of messageId."`
+	Status     string   `json:"status" jsonschema:"processed (done), or received/queued (got it, working on it)."`
+	Notes      string   `json:"notes,omitempty"`
+}
+
+// ackOut is aacp_ack's answer: broker.AnswerOutput for one messageId;
+// for messageIds, the status and the ids not answered ("id: why").
+type ackOut struct {
+	MessageID      string   `json:"messageId"`
+	RequestID      string   `json:"requestId"`
+	Status         string   `json:"status"`
+	ReplyMessageID string   `json:"replyMessageId,omitempty"`
+	Failed         []string `json:"failed,omitempty"`
 }
 
 type nackArgs struct {
