@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/domain/agent"
 	"github.com/mcprt/mcprt/domain/reservation"
 	"github.com/mcprt/mcprt/domain/trace"
@@ -78,19 +77,6 @@ func DefaultDomain() Domain {
 		Agent: AgentConfig{MaxDelegationDepth: agent.DefaultMaxDelegationDepth, RunTimeoutMs: 300000}, // 5 minutes,
 		Coord: CoordConfig{MaxReservationsPerAgent: reservation.DefaultMaxPerAgent, DefaultTTLSeconds: 3600},
 	}
-}
-
-// AddTo adds the store, guard, trace, workflow and agent sections to a Loader.
-func (c *Domain) AddTo(l *core.Loader) error {
-	for _, s := range []struct {
-		path string
-		ptr  any
-	}{{"store", &c.Store}, {"guard", &c.Guard}, {"trace", &c.Trace}, {"workflow", &c.Workflow}, {"agent", &c.Agent}, {"coord", &c.Coord}} {
-		if err := l.Add(s.path, s.ptr); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // StoreDir returns the store's directory: store.dir, or {dataDir}/store.

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/mcp"
 )
 
@@ -15,8 +14,8 @@ import (
 // and the redaction keys. The fields that are not configuration (logger,
 // clock, ids, transport, audit sink, telemetry, ...) stay as the caller
 // set them in opts. An invalid tools.enabled or tools.profile is a
-// *core.ConfigError naming the key.
-func ServerOptions(base core.Config, opts mcp.Options) (mcp.Options, error) {
+// *Error naming the key.
+func ServerOptions(base Base, opts mcp.Options) (mcp.Options, error) {
 	tools, err := toolSet(base.Tools)
 	if err != nil {
 		return mcp.Options{}, err
@@ -56,18 +55,18 @@ func ServerOptions(base core.Config, opts mcp.Options) (mcp.Options, error) {
 
 // toolSet is the mcp.ToolSet of the tools section: tools.enabled when
 // it is not empty, else tools.profile; nil for every tool.
-func toolSet(cfg core.ToolsConfig) (*mcp.ToolSet, error) {
+func toolSet(cfg ToolsConfig) (*mcp.ToolSet, error) {
 	entries := cfg.Enabled
 	key := "tools.enabled"
 	if len(entries) == 0 {
-		if cfg.Profile == "" || cfg.Profile == core.ToolProfileFull {
+		if cfg.Profile == "" || cfg.Profile == mcp.ToolProfileFull {
 			return nil, nil
 		}
 		entries, key = []string{cfg.Profile}, "tools.profile"
 	}
 	t, err := mcp.ParseToolSet(entries)
 	if err != nil {
-		return nil, &core.ConfigError{Key: key, Env: core.EnvName(key), Value: strings.Join(entries, ","),
+		return nil, &Error{Key: key, Env: EnvName(key), Value: strings.Join(entries, ","),
 			Allowed: "profile names (" + profileNames() + "), tool names, or name prefixes ending in *", Source: "file or env",
 			Reason: err.Error()}
 	}
@@ -76,8 +75,8 @@ func toolSet(cfg core.ToolsConfig) (*mcp.ToolSet, error) {
 
 // profileNames lists the tool profiles, for errors.
 func profileNames() string {
-	names := []string{core.ToolProfileFull}
-	for n := range core.ToolProfiles() {
+	names := []string{mcp.ToolProfileFull}
+	for n := range mcp.ToolProfiles() {
 		names = append(names, n)
 	}
 	slices.Sort(names)

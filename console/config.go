@@ -1,9 +1,5 @@
 package console
 
-import (
-	"github.com/mcprt/mcprt/core"
-)
-
 // ConfigPath is where the section lives in the configuration file:
 // {"console": {...}}; its variables are MCPRT_CONSOLE_*.
 const ConfigPath = "console"
@@ -23,18 +19,4 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{Enabled: true, Addr: "127.0.0.1:8081", HumanAgentID: "human", HumanAgentType: "Manager",
 		PollIntervalMs: 250, SessionTTLMs: 12 * 60 * 60 * 1000, PageSize: 50}
-}
-
-// AddConfig adds the section, backed by cfg (usually DefaultConfig()), to
-// l at ConfigPath.
-func AddConfig(l *core.Loader, cfg *Config) error { return l.Add(ConfigPath, cfg) }
-
-// ConfigKeys lists the section's keys with their variables and defaults.
-func ConfigKeys() []core.ConfigKey {
-	cfg := DefaultConfig()
-	l := core.NewLoader()
-	if err := AddConfig(l, &cfg); err != nil {
-		panic("console: the configuration section is malformed: " + err.Error())
-	}
-	return l.Keys()
 }

@@ -10,7 +10,7 @@ import (
 
 // ToolSet is the set of tools a session sees in tools/list and may call:
 // a tool outside it is answered like one that does not exist (NOT_FOUND).
-// It is chosen by entries, each a profile name (core.ToolProfiles, or
+// It is chosen by entries, each a profile name (ToolProfiles, or
 // "full" for every tool), a tool name, or a name prefix ending in "*".
 // A ToolSet is immutable; the nil *ToolSet allows every tool.
 type ToolSet struct {
@@ -28,17 +28,17 @@ func ParseToolSet(entries []string) (*ToolSet, error) {
 	if len(entries) == 0 {
 		return nil, fmt.Errorf("no tools chosen: name a profile (%s) or tools", profileNames())
 	}
-	profiles := core.ToolProfiles()
+	profiles := ToolProfiles()
 	t := &ToolSet{label: strings.Join(entries, ","), names: map[string]bool{}}
 	for _, e := range entries {
 		e = strings.TrimSpace(e)
-		if e == core.ToolProfileFull || e == "*" {
+		if e == ToolProfileFull || e == "*" {
 			t.all = true
 			continue
 		}
 		patterns, isProfile := profiles[e]
 		if !isProfile {
-			if !core.ValidToolPattern(e) {
+			if !ValidToolPattern(e) {
 				return nil, fmt.Errorf("%q is not a profile (%s), a tool name or a name prefix ending in *", e, profileNames())
 			}
 			patterns = []string{e}
@@ -56,12 +56,58 @@ func ParseToolSet(entries []string) (*ToolSet, error) {
 
 // profileNames lists the profile names for messages.
 func profileNames() string {
-	names := []string{core.ToolProfileFull}
-	for n := range core.ToolProfiles() {
+	names := []string{ToolProfileFull}
+	for n := range ToolProfiles() {
 		names = append(names, n)
 	}
 	slices.Sort(names)
 	return strings.Join(names, ", ")
+}
+
+// Tool profiles of tools.profile.
+const (
+	ToolProfileCore         = "core"
+	ToolProfileMessaging    = "messaging"
+	ToolProfileMemory       = "memory"
+	ToolProfileCoordination = "coordination"
+	ToolProfileGovernance   = "governance"
+	ToolProfileFull         = "full" // every tool
+)
+
+// ToolProfiles returns the named tool profiles other than full: each a
+// list of tool names and name prefixes ending in "*". A name that no
+// registered tool has is simply absent from the sessions' lists. Every
+// call returns a fresh map.
+func ToolProfiles() map[string][]string {
+	return map[string][]string{
+		ToolProfileCore: {"aacp_send", "aacp_receive", "aacp_ack", "aacp_peek", "aacp_reply",
+			"memory_store", "memory_search", "memory_retrieve",
+			"reserve_paths", "check_reservations", "release_reservations",
+			"task_claim", "task_update", "coord_start", "coord_finish", "server_ping"},
+		ToolProfileMessaging: {"aacp_*", "coord_start", "coord_finish", "server_ping"},
+		ToolProfileMemory:    {"memory_*", "server_ping"},
+		ToolProfileCoordination: {"reserve_paths", "renew_reservations", "release_reservations", "check_reservations",
+			"list_reservations", "force_release_reservation", "task_*", "coord_start", "coord_finish", "server_ping"},
+		// Governance watches and unblocks the others' work: it sees
+		// reservations and tasks and may break a lease, but takes none.
+		ToolProfileGovernance: {"guard_*", "session_*", "trace_*", "workflow_*", "list_reservations", "check_reservations",
+			"force_release_reservation", "task_list", "task_get", "server_ping", "health"},
+	}
+}
+
+// ValidToolPattern reports whether p is a tool name, or a tool name prefix
+// followed by "*" (a lone "*" matches every tool).
+func ValidToolPattern(p string) bool {
+	name := strings.TrimSuffix(p, "*")
+	if len(name) > 128 || (name == "" && p != "*") {
+		return false
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 // Allows reports whether the set has the tool called name.
@@ -80,7 +126,7 @@ func (t *ToolSet) Allows(name string) bool {
 // String says how the set was chosen ("full" for the nil set).
 func (t *ToolSet) String() string {
 	if t == nil {
-		return core.ToolProfileFull
+		return ToolProfileFull
 	}
 	return t.label
 }
@@ -101,9 +147,9 @@ func (s *Server) SessionToolSet(spec string) (*ToolSet, error) {
 	if err != nil {
 		return nil, err
 	}
-	profiles := core.ToolProfiles()
+	profiles := ToolProfiles()
 	for _, e := range entries {
-		if _, isProfile := profiles[e]; isProfile || e == core.ToolProfileFull || e == "*" {
+		if _, isProfile := profiles[e]; isProfile || e == ToolProfileFull || e == "*" {
 			continue
 		}
 		one, _ := ParseToolSet([]string{e})

@@ -136,9 +136,12 @@ func TestToolProfilesListAndCall(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := testConfig()
-			cfg.Tools.Profile, cfg.Tools.PageSize = tc.profile, 2 // pages of two: filtering happens before paging
+			cfg.Limits.PageSize = 2 // pages of two: filtering happens before paging
+			if tc.profile != ToolProfileFull {
+				cfg.Tools = toolSet(t, tc.profile)
+			}
 			if tc.enabled != nil {
-				cfg.Tools.Enabled = tc.enabled
+				cfg.Tools = toolSet(t, tc.enabled...) // enabled replaces the profile
 			}
 			srv, logBuf := newTestServer(t, cfg, Options{}, func(s *Server) { registerNamed(t, s, all...) })
 			var c *testClient

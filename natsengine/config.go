@@ -3,8 +3,6 @@ package natsengine
 import (
 	"path/filepath"
 	"time"
-
-	"github.com/mcprt/mcprt/core"
 )
 
 // ConfigPath is the configuration section of this package.
@@ -46,20 +44,6 @@ type ServerConfig struct {
 // timeout, 10 s claims, a 2 minute dedup window, no embedded server.
 func DefaultConfig() Config {
 	return Config{Replicas: 1, ConnectTimeoutMs: 5000, ClaimTTLMs: 10000, DedupWindowMs: 120000}
-}
-
-// AddConfig adds the nats section (with nats.server) to a Loader.
-func AddConfig(l *core.Loader, cfg *Config) error { return l.Add(ConfigPath, cfg) }
-
-// ConfigKeys lists the section's keys with their variables and defaults,
-// for documentation.
-func ConfigKeys() []core.ConfigKey {
-	cfg := DefaultConfig()
-	l := core.NewLoader()
-	if err := l.Add(ConfigPath, &cfg); err != nil {
-		return nil
-	}
-	return l.Keys()
 }
 
 // ConnectTimeout is ConnectTimeoutMs as a duration.
@@ -106,6 +90,3 @@ type BackendConfig struct {
 func DefaultBackendConfig() BackendConfig {
 	return BackendConfig{Backend: BackendFiles, StateBackend: BackendFiles}
 }
-
-// AddBackendConfig adds aacp.backend to a Loader.
-func AddBackendConfig(l *core.Loader, cfg *BackendConfig) error { return l.Add(BackendPath, cfg) }

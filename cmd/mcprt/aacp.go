@@ -51,7 +51,7 @@ Exit codes: 0 done, 1 failed (no data directory, unknown message, ...),
 // aacpCmd is one operator command invocation.
 type aacpCmd struct {
 	store  journal.Store
-	cfg    core.AACPConfig
+	cfg    messaging.Config
 	json   bool
 	stdout io.Writer
 }

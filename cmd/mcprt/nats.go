@@ -12,7 +12,7 @@ import (
 	"github.com/mcprt/mcprt/aacp/broker"
 	"github.com/mcprt/mcprt/aacp/journal"
 	"github.com/mcprt/mcprt/aacp/natsjournal"
-	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/natsengine"
 	"github.com/mcprt/mcprt/natsengine/presencekv"
 )
@@ -44,7 +44,7 @@ type natsBackend struct {
 // exit codes: 78 for a configuration that cannot work (nats backend with
 // nowhere to connect, bad listen or TLS settings), 1 when the engine is
 // unreachable or a stream's configuration conflicts.
-func startNATS(ctx context.Context, cfg core.Config, ns natsSettings, logger *slog.Logger) (*natsBackend, int, error) {
+func startNATS(ctx context.Context, cfg config.Base, ns natsSettings, logger *slog.Logger) (*natsBackend, int, error) {
 	nc := ns.NATS
 	useNATS := ns.Backend.Backend == natsengine.BackendNATS || ns.Backend.StateBackend == natsengine.BackendNATS
 	if !useNATS && nc.Server.Listen == "" {

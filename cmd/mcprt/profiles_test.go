@@ -15,7 +15,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/internal/wiretest"
 	"github.com/mcprt/mcprt/mcp"
 )
@@ -121,7 +120,7 @@ func TestToolProfileSizes(t *testing.T) {
 func TestToolProfilesNameExistingTools(t *testing.T) {
 	t.Parallel()
 	_, all := newToolClient(t, "MCPRT_AACP_DATA_DIR="+t.TempDir()).listAll()
-	for profile, entries := range core.ToolProfiles() {
+	for profile, entries := range mcp.ToolProfiles() {
 		for _, e := range entries {
 			prefix, isPrefix := strings.CutSuffix(e, "*")
 			found := slices.ContainsFunc(all, func(n string) bool { return n == e || isPrefix && strings.HasPrefix(n, prefix) })
@@ -131,9 +130,9 @@ func TestToolProfilesNameExistingTools(t *testing.T) {
 		}
 	}
 	for _, want := range []struct{ profile, prefix string }{
-		{core.ToolProfileMessaging, "aacp_"}, {core.ToolProfileMemory, "memory_"}, {core.ToolProfileCoordination, "task_"},
-		{core.ToolProfileGovernance, "guard_"}, {core.ToolProfileGovernance, "session_"}, {core.ToolProfileGovernance, "trace_"},
-		{core.ToolProfileGovernance, "workflow_"},
+		{mcp.ToolProfileMessaging, "aacp_"}, {mcp.ToolProfileMemory, "memory_"}, {mcp.ToolProfileCoordination, "task_"},
+		{mcp.ToolProfileGovernance, "guard_"}, {mcp.ToolProfileGovernance, "session_"}, {mcp.ToolProfileGovernance, "trace_"},
+		{mcp.ToolProfileGovernance, "workflow_"},
 	} {
 		set, err := mcp.ParseToolSet([]string{want.profile})
 		if err != nil {
@@ -245,7 +244,7 @@ func TestHTTPSessionChoosesItsTools(t *testing.T) {
 	if want := []string{"server_ping", "trace_tree"}; !slices.Equal(viaHeader, want) {
 		t.Errorf("Mcp-Tools: trace_tree,server_ping lists %v, want %v", viaHeader, want)
 	}
-	set, _ := mcp.ParseToolSet([]string{core.ToolProfileCore})
+	set, _ := mcp.ParseToolSet([]string{mcp.ToolProfileCore})
 	for _, n := range open(url, nil) {
 		if !set.Allows(n) {
 			t.Errorf("a session that chose nothing has the server's profile core, yet lists %s", n)

@@ -173,7 +173,7 @@ func runUI(args []string, stdout, stderr io.Writer, environ []string) int {
 // at /ui/ on web, behind its Host and Origin checks and the server's
 // access token; when ctx ends (the server shuts down) its live event
 // streams end.
-func mountConsole(ctx context.Context, web *streamable.Handler, uiCfg console.Config, httpCfg streamable.Config, cfg core.Config,
+func mountConsole(ctx context.Context, web *streamable.Handler, uiCfg console.Config, httpCfg streamable.Config, cfg config.Base,
 	domainCfg config.Domain, messaging *messaging.Service, telemetry *core.Telemetry, domain *domain.Domain,
 	environ []string, clock core.Clock, logger *slog.Logger) (*mountedConsole, error) {
 	token := ""

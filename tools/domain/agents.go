@@ -24,7 +24,7 @@ const (
 	PromptRunAgent     = "run_agent"
 )
 
-// newAgents reads the agent profiles (a bad file is a *core.ConfigError
+// newAgents reads the agent profiles (a bad file is a *config.Error
 // for agent.dir) and builds the agent service, connected to nothing yet.
 func newAgents(cfg config.Domain, dataDir string, opts Options) (*agent.Service, error) {
 	dir := cfg.AgentsDir(dataDir)
@@ -34,7 +34,7 @@ func newAgents(cfg config.Domain, dataDir string, opts Options) (*agent.Service,
 		if cfg.Agent.Dir == "" {
 			source = "default"
 		}
-		return nil, &core.ConfigError{Key: "agent.dir", Env: core.EnvName("agent.dir"), Value: dir,
+		return nil, &config.Error{Key: "agent.dir", Env: config.EnvName("agent.dir"), Value: dir,
 			Allowed: "a directory of valid agent profiles (*.json), or one that does not exist", Source: source,
 			Reason: core.AsError(err).Message}
 	}

@@ -27,7 +27,7 @@ type Options struct {
 	Config config.Domain
 	// Base is the server's configuration: aacp.dataDir places the
 	// default directories, logging.redactKeys redacts captured arguments.
-	Base core.Config
+	Base config.Base
 	// Logger reports trace write failures; nil discards them.
 	Logger *slog.Logger
 	// Clock and IDs stamp and name what the domains create; nil means the
@@ -65,7 +65,7 @@ type Domain struct {
 // New builds the services. It touches no file but the policies directory,
 // which it reads (a missing one holds no policies); the store is opened by
 // its first use. A policy file that cannot be loaded is a
-// *core.ConfigError for guard.policiesDir.
+// *config.Error for guard.policiesDir.
 func New(opts Options) (*Domain, error) {
 	if opts.Clock == nil {
 		opts.Clock = core.SystemClock{}
@@ -95,7 +95,7 @@ func New(opts Options) (*Domain, error) {
 		if cfg.Guard.PoliciesDir == "" {
 			source = "default"
 		}
-		return nil, &core.ConfigError{Key: "guard.policiesDir", Env: core.EnvName("guard.policiesDir"), Value: dir,
+		return nil, &config.Error{Key: "guard.policiesDir", Env: config.EnvName("guard.policiesDir"), Value: dir,
 			Allowed: "a directory of valid guard policy files (*.json), or one that does not exist", Source: source,
 			Reason: core.AsError(err).Message}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/mcprt/mcprt/aacp/envelope"
 	"github.com/mcprt/mcprt/aacp/journal"
 	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/internal/setting"
 	"github.com/mcprt/mcprt/mcp"
 )
 
@@ -25,7 +26,7 @@ type Options struct {
 	// Config is the configuration's aacp section: the data directory, the
 	// default agent, the journal's fsync policy, the message TTL and the
 	// delivery timeouts.
-	Config core.AACPConfig
+	Config Config
 	// Logger receives the broker's diagnostics; nil discards them.
 	Logger *slog.Logger
 	// Open opens the broker on first use; nil means broker.Open. Tests
@@ -71,7 +72,8 @@ type Service struct {
 // data directory) is opened by the first tool call that needs it. New
 // fails when the configured agent id is not a usable agent id, when the
 // agent type or fsync policy is unknown, or when the data directory is
-// empty; the error is a *core.ConfigError naming the key.
+// empty; the error is a *setting.Error naming the key (config.AsError
+// turns it into the binary's *config.Error).
 func New(opts Options) (*Service, error) {
 	c := opts.Config
 	id := c.AgentID
@@ -137,15 +139,15 @@ func msOr(ms int, def time.Duration) time.Duration {
 
 func (s *Service) now() time.Time { return s.clock.Now().UTC() }
 
-func configError(key, value, allowed, reason string) *core.ConfigError {
-	return &core.ConfigError{Key: key, Env: core.EnvName(key), Value: value, Allowed: allowed, Reason: reason}
+func configError(key, value, allowed, reason string) *setting.Error {
+	return &setting.Error{Key: key, Value: value, Allowed: allowed, Reason: reason}
 }
 
 // Policies returns the broker's retry policies for c: nil (the protocol's
 // per-type table) unless c.AckTimeoutMs is set, in which case every type
 // but ACK and NACK waits AckTimeoutMs for an answer and is retried
 // MaxRetries times from RetryBaseMs.
-func Policies(c core.AACPConfig) map[string]broker.RetryPolicy {
+func Policies(c Config) map[string]broker.RetryPolicy {
 	if c.AckTimeoutMs <= 0 {
 		return nil
 	}

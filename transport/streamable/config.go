@@ -5,8 +5,8 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/internal/jsontext"
+	"github.com/mcprt/mcprt/internal/setting"
 )
 
 // ConfigPath is where the section lives in the configuration file:
@@ -27,8 +27,8 @@ const (
 )
 
 // Config is the "transport.http" section of the configuration. Its value
-// from DefaultConfig holds the defaults; add it to a loader with AddConfig
-// (the mcprt binary loads it with config.Load).
+// from DefaultConfig holds the defaults; its tags are what the mcprt
+// binary's configuration (package config) loads and documents.
 type Config struct {
 	Addr string `json:"addr" config:"nonempty" help:"host:port to listen on; the default 127.0.0.1 keeps the server reachable from this machine only."`
 	Path string `json:"path" config:"nonempty" help:"URL path of the MCP endpoint (starts with /)."`
@@ -74,42 +74,29 @@ func DefaultConfig() Config {
 }
 
 // Validate checks the rules that span more than a value's type: the path
-// and the shape of the allow-lists. The loader calls it.
+// and the shape of the allow-lists. NewHandler calls it, and so does the
+// binary's configuration load; the error is a *setting.Error naming the
+// key (relative to ConfigPath).
 func (c *Config) Validate() error {
 	if !strings.HasPrefix(c.Path, "/") {
-		return &core.ConfigError{Key: "path", Reason: "the path must start with /", Allowed: "a URL path such as /mcp"}
+		return &setting.Error{Key: "path", Reason: "the path must start with /", Allowed: "a URL path such as /mcp"}
 	}
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
-		return &core.ConfigError{Key: "addr", Reason: "not host:port", Allowed: "host:port, e.g. 127.0.0.1:8080 or :8080"}
+		return &setting.Error{Key: "addr", Reason: "not host:port", Allowed: "host:port, e.g. 127.0.0.1:8080 or :8080"}
 	}
 	for _, o := range c.AllowedOrigins {
 		if _, ok := normalizeOrigin(o); !ok && o != "*" {
-			return &core.ConfigError{Key: "allowedOrigins", Reason: "origin " + clipText(o) + " is not scheme://host[:port]",
+			return &setting.Error{Key: "allowedOrigins", Reason: "origin " + clipText(o) + " is not scheme://host[:port]",
 				Allowed: "origins such as https://app.example.com or http://localhost:3000, or *"}
 		}
 	}
 	for _, hst := range c.AllowedHosts {
 		if !validHostEntry(hst) {
-			return &core.ConfigError{Key: "allowedHosts", Reason: "host " + clipText(hst) + " is not host or host:port",
+			return &setting.Error{Key: "allowedHosts", Reason: "host " + clipText(hst) + " is not host or host:port",
 				Allowed: "host names or addresses, optionally with :port, e.g. mcp.example.com or 10.0.0.5:8080, or *"}
 		}
 	}
 	return nil
-}
-
-// AddConfig adds the section, backed by cfg (which holds its defaults,
-// usually DefaultConfig()), to l at ConfigPath.
-func AddConfig(l *core.Loader, cfg *Config) error { return l.Add(ConfigPath, cfg) }
-
-// ConfigKeys lists the section's keys with their variables and defaults,
-// for documentation.
-func ConfigKeys() []core.ConfigKey {
-	cfg := DefaultConfig()
-	l := core.NewLoader()
-	if err := l.Add(ConfigPath, &cfg); err != nil {
-		panic("streamable: the configuration section is malformed: " + err.Error())
-	}
-	return l.Keys()
 }
 
 // normalizeOrigin returns an origin as lower-case scheme://host[:port],
