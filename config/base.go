@@ -14,7 +14,7 @@ import (
 )
 
 // Base is the configuration of mcprt's own sections. Build it with
-// DefaultBase, loadBase or newBaseLoader. The json tags are the key
+// DefaultBase or Load (its Base field). The json tags are the key
 // names of the configuration file, the config tags the rules of each value
 // (see the package documentation), the help tags what each key does.
 type Base struct {

@@ -35,7 +35,7 @@ type loaderSection struct {
 	defaults reflect.Value // the struct as it was when added
 }
 
-// newLoader returns a Loader with no sections.
+// newLoader returns a loader with no sections.
 func newLoader() *loader {
 	return &loader{
 		root:    &configNode{children: map[string]*configNode{}},
@@ -45,7 +45,7 @@ func newLoader() *loader {
 	}
 }
 
-// newBaseLoader returns a Loader holding the base sections of mcprt
+// newBaseLoader returns a loader holding the base sections of mcprt
 // (server, transport, tools, resources, logging, security, aacp) backed by
 // cfg, which holds their defaults (usually DefaultBase). Further sections
 // can be added to it.
@@ -86,7 +86,7 @@ func (l *loader) Add(path string, section any) error {
 		return fmt.Errorf("core: config section %q: %v", path, err)
 	}
 	// Check every key before adding any, so that a refused section leaves
-	// the Loader as it was.
+	// the loader as it was.
 	paths := map[string]bool{}
 	envs := map[string]string{}
 	for i := range specs {
@@ -128,7 +128,7 @@ func (l *loader) Add(path string, section any) error {
 }
 
 // checkFree reports an error when the key path is taken: by a key of the
-// Loader or of the section being added (paths), or by an object, or when
+// loader or of the section being added (paths), or by an object, or when
 // one of its parents is a key.
 func (l *loader) checkFree(path string, paths map[string]bool) error {
 	if _, ok := l.byPath[path]; ok || paths[path] {

@@ -25,7 +25,7 @@ type keySpec struct {
 	env     string
 	meaning string
 	kind    valueKind
-	section int   // index of the section in Loader.sections
+	section int   // index of the section in loader.sections
 	index   []int // field index path from the section's struct
 
 	min, max   int      // kindInt: the bounds
