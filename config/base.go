@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/internal/setting"
@@ -32,21 +33,21 @@ type Base struct {
 // requests of the stateless protocol revision, which carry their protocol
 // version and client capabilities in _meta instead of a session.
 type StatelessConfig struct {
-	RequestStateKeyEnvVar string `json:"requestStateKeyEnvVar" config:"envvar" help:"Environment variable that holds the key (at least 32 bytes) that signs requestState, shared by every replica of one deployment; empty means a random key per process (state from another process is refused)."`
-	RequestStateTTLMs     int    `json:"requestStateTtlMs" config:"min=1000" help:"How long a requestState handed to a client stays valid, in milliseconds; an older one is refused."`
-	ListTTLMs             int    `json:"listTtlMs" config:"min=0" help:"The ttlMs caching hint on tools/list, prompts/list, resources/list, resources/templates/list and server/discover results, in milliseconds (0: re-fetch every time)."`
-	ReadTTLMs             int    `json:"readTtlMs" config:"min=0" help:"The ttlMs caching hint on resources/read results, in milliseconds (0: re-fetch every time)."`
-	CacheScope            string `json:"cacheScope" config:"enum=private|public" help:"The cacheScope caching hint: private (a cache may reuse a result only for the same credentials) or public."`
+	RequestStateKeyEnvVar string        `json:"requestStateKeyEnvVar" config:"envvar" help:"Environment variable that holds the key (at least 32 bytes) that signs requestState, shared by every replica of one deployment; empty means a random key per process (state from another process is refused)."`
+	RequestStateTTL       time.Duration `json:"requestStateTtlMs" config:"min=1000" help:"How long a requestState handed to a client stays valid, in milliseconds; an older one is refused."`
+	ListTTL               time.Duration `json:"listTtlMs" config:"min=0" help:"The ttlMs caching hint on tools/list, prompts/list, resources/list, resources/templates/list and server/discover results, in milliseconds (0: re-fetch every time)."`
+	ReadTTL               time.Duration `json:"readTtlMs" config:"min=0" help:"The ttlMs caching hint on resources/read results, in milliseconds (0: re-fetch every time)."`
+	CacheScope            string        `json:"cacheScope" config:"enum=private|public" help:"The cacheScope caching hint: private (a cache may reuse a result only for the same credentials) or public."`
 }
 
 // ServerConfig is the "server" section of the configuration.
 type ServerConfig struct {
-	Name              string `json:"name" config:"nonempty" help:"Server name reported in the initialize serverInfo."`
-	Version           string `json:"version" config:"nonempty" help:"Server version reported in the initialize serverInfo."`
-	Mode              string `json:"mode" config:"enum=FULL|READONLY|MINIMAL|TEST" help:"Runtime mode: which tools are admitted (FULL, READONLY: read-only tools, MINIMAL: server_ping and health, TEST: FULL plus test fixtures)."`
-	ShutdownTimeoutMs int    `json:"shutdownTimeoutMs" help:"How long shutdown waits for in-flight handlers, in milliseconds."`
-	StartupTimeoutMs  int    `json:"startupTimeoutMs" help:"Startup must finish within this many milliseconds, or the process exits 75."`
-	Instructions      string `json:"instructions" help:"Instructions returned by initialize; empty means the binary's default (who the model is, when to check its inbox, how to answer)."`
+	Name            string        `json:"name" config:"nonempty" help:"Server name reported in the initialize serverInfo."`
+	Version         string        `json:"version" config:"nonempty" help:"Server version reported in the initialize serverInfo."`
+	Mode            string        `json:"mode" config:"enum=FULL|READONLY|MINIMAL|TEST" help:"Runtime mode: which tools are admitted (FULL, READONLY: read-only tools, MINIMAL: server_ping and health, TEST: FULL plus test fixtures)."`
+	ShutdownTimeout time.Duration `json:"shutdownTimeoutMs" help:"How long shutdown waits for in-flight handlers, in milliseconds."`
+	StartupTimeout  time.Duration `json:"startupTimeoutMs" help:"Startup must finish within this many milliseconds, or the process exits 75."`
+	Instructions    string        `json:"instructions" help:"Instructions returned by initialize; empty means the binary's default (who the model is, when to check its inbox, how to answer)."`
 	// Fixtures names extra fixture sets, registered in mode TEST only (see
 	// FixtureSets); Validate refuses a name that is not one.
 	Fixtures []string `json:"fixtures" help:"Extra fixture sets registered in mode TEST only (ignored in other modes): conformance (the tools, resources, prompts and completions the MCP conformance suite exercises). Empty means none."`
@@ -90,8 +91,8 @@ type TransportConfig struct {
 
 // ToolsConfig is the "tools" section of the configuration.
 type ToolsConfig struct {
-	DefaultTimeoutMs         int               `json:"defaultTimeoutMs" help:"Deadline of a tools/call without its own timeout, in milliseconds."`
-	ClientRequestTimeoutMs   int               `json:"clientRequestTimeoutMs" help:"How long a request the server sends to the client (ping, roots/list, sampling, elicitation) waits for its answer, in milliseconds, unless the caller's deadline is sooner."`
+	DefaultTimeout           time.Duration     `json:"defaultTimeoutMs" help:"Deadline of a tools/call without its own timeout, in milliseconds."`
+	ClientRequestTimeout     time.Duration     `json:"clientRequestTimeoutMs" help:"How long a request the server sends to the client (ping, roots/list, sampling, elicitation) waits for its answer, in milliseconds, unless the caller's deadline is sooner."`
 	MaxPayloadBytes          int               `json:"maxPayloadBytes" help:"Largest tools/call arguments, in bytes."`
 	MaxStateBytes            int               `json:"maxStateBytes" help:"Largest agent state returned by agent_get_state, in bytes."`
 	MaxResultBytes           int               `json:"maxResultBytes" help:"Largest tool result, in bytes."`
@@ -174,25 +175,25 @@ const maxConfigInt = min(1<<53-1, math.MaxInt)
 func DefaultBase(version string) Base {
 	return Base{
 		Server: ServerConfig{
-			Name:              "mcprt",
-			Version:           version,
-			Mode:              mcp.ModeFull,
-			ShutdownTimeoutMs: 10000,
-			StartupTimeoutMs:  10000,
-			Fixtures:          []string{},
+			Name:            "mcprt",
+			Version:         version,
+			Mode:            mcp.ModeFull,
+			ShutdownTimeout: 10 * time.Second,
+			StartupTimeout:  10 * time.Second,
+			Fixtures:        []string{},
 		},
 		Transport: TransportConfig{MaxMessageBytes: 4194304, MaxInFlight: 1024, MaxOutputBytes: 1048576,
 			MaxBatchResponseBytes: 16777216},
 		Tools: ToolsConfig{
-			DefaultTimeoutMs:       30000,
-			ClientRequestTimeoutMs: 60000,
-			MaxPayloadBytes:        1048576,
-			MaxStateBytes:          262144,
-			MaxResultBytes:         10485760,
-			PageSize:               100,
-			AdminPolicy:            AdminPolicyConfig{Mode: AdminPolicyDenyAll},
-			Profile:                mcp.ToolProfileFull,
-			Enabled:                []string{},
+			DefaultTimeout:       30 * time.Second,
+			ClientRequestTimeout: time.Minute,
+			MaxPayloadBytes:      1048576,
+			MaxStateBytes:        262144,
+			MaxResultBytes:       10485760,
+			PageSize:             100,
+			AdminPolicy:          AdminPolicyConfig{Mode: AdminPolicyDenyAll},
+			Profile:              mcp.ToolProfileFull,
+			Enabled:              []string{},
 		},
 		Resources: ResourcesConfig{MaxConcurrentExecutions: 10},
 		Logging: LoggingConfig{
@@ -201,7 +202,7 @@ func DefaultBase(version string) Base {
 			RedactKeys:     core.DefaultRedactKeys(),
 		},
 		AACP:      messaging.DefaultConfig(),
-		Stateless: StatelessConfig{RequestStateTTLMs: 600000, CacheScope: "private"},
+		Stateless: StatelessConfig{RequestStateTTL: 10 * time.Minute, CacheScope: "private"},
 	}
 }
 

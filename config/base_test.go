@@ -2,12 +2,14 @@ package config
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcprt/mcprt/mcp"
 	"github.com/mcprt/mcprt/tools/messaging"
@@ -74,18 +76,18 @@ func leafPaths(t reflect.Type, prefix string) []string {
 
 func TestDefaultConfig(t *testing.T) {
 	want := Base{
-		Server:    ServerConfig{Name: "mcprt", Version: "1.2.3", Mode: "FULL", ShutdownTimeoutMs: 10000, StartupTimeoutMs: 10000, Instructions: "", Fixtures: []string{}},
+		Server:    ServerConfig{Name: "mcprt", Version: "1.2.3", Mode: "FULL", ShutdownTimeout: 10 * time.Second, StartupTimeout: 10 * time.Second, Instructions: "", Fixtures: []string{}},
 		Transport: TransportConfig{MaxMessageBytes: 4194304, MaxInFlight: 1024, MaxOutputBytes: 1048576, MaxBatchResponseBytes: 16777216},
-		Tools: ToolsConfig{DefaultTimeoutMs: 30000, ClientRequestTimeoutMs: 60000, MaxPayloadBytes: 1048576, MaxStateBytes: 262144, MaxResultBytes: 10485760,
+		Tools: ToolsConfig{DefaultTimeout: 30 * time.Second, ClientRequestTimeout: time.Minute, MaxPayloadBytes: 1048576, MaxStateBytes: 262144, MaxResultBytes: 10485760,
 			PageSize: 100, AdminRegistrationEnabled: false, AdminPolicy: AdminPolicyConfig{Mode: "deny_all", TokenEnvVar: ""},
 			Profile: "full", Enabled: []string{}},
 		Resources: ResourcesConfig{MaxConcurrentExecutions: 10},
 		Logging: LoggingConfig{Level: "info", RedactKeys: []string{"token", "key", "secret", "password", "apiKey",
 			"authorization", "bearer", "session", "cookie"}, MaxBufferBytes: 1048576},
 		Security: SecurityConfig{DynamicRegistrationEnabled: false, AllowArbitraryCodeTools: false},
-		AACP: messaging.Config{DefaultTTLMs: 86400000, DataDir: ".mcprt", AgentID: "", AgentType: "AdHoc", Fsync: "always",
-			AckTimeoutMs: 0, MaxRetries: 3, RetryBaseMs: 1000, IdleAfterMs: 120000, StaleAfterMs: 900000},
-		Stateless: StatelessConfig{RequestStateKeyEnvVar: "", RequestStateTTLMs: 600000, ListTTLMs: 0, ReadTTLMs: 0, CacheScope: "private"},
+		AACP: messaging.Config{DefaultTTL: 24 * time.Hour, DataDir: ".mcprt", AgentID: "", AgentType: "AdHoc", Fsync: "always",
+			AckTimeout: 0, MaxRetries: 3, RetryBase: time.Second, IdleAfter: 2 * time.Minute, StaleAfter: 15 * time.Minute},
+		Stateless: StatelessConfig{RequestStateKeyEnvVar: "", RequestStateTTL: 10 * time.Minute, ListTTL: 0, ReadTTL: 0, CacheScope: "private"},
 	}
 	if got := DefaultBase("1.2.3"); !reflect.DeepEqual(got, want) {
 		t.Errorf("DefaultBase = %+v, want %+v", got, want)
@@ -129,16 +131,16 @@ var keyCases = []struct {
 	{"server.name", `"srv"`, "srv", func(c *Base) { c.Server.Name = "srv" }},
 	{"server.version", `"9.9"`, "9.9", func(c *Base) { c.Server.Version = "9.9" }},
 	{"server.mode", `"READONLY"`, "READONLY", func(c *Base) { c.Server.Mode = mcp.ModeReadOnly }},
-	{"server.shutdownTimeoutMs", `5`, "5", func(c *Base) { c.Server.ShutdownTimeoutMs = 5 }},
-	{"server.startupTimeoutMs", `6`, "6", func(c *Base) { c.Server.StartupTimeoutMs = 6 }},
+	{"server.shutdownTimeoutMs", `5`, "5", func(c *Base) { c.Server.ShutdownTimeout = 5 * time.Millisecond }},
+	{"server.startupTimeoutMs", `6`, "6", func(c *Base) { c.Server.StartupTimeout = 6 * time.Millisecond }},
 	{"server.instructions", `"use it\nwell"`, "use it\nwell", func(c *Base) { c.Server.Instructions = "use it\nwell" }},
 	{"server.fixtures", `["conformance"]`, " conformance ,", func(c *Base) { c.Server.Fixtures = []string{"conformance"} }},
 	{"transport.maxMessageBytes", `7`, "7", func(c *Base) { c.Transport.MaxMessageBytes = 7 }},
 	{"transport.maxInFlight", `8`, "8", func(c *Base) { c.Transport.MaxInFlight = 8 }},
 	{"transport.maxOutputBytes", `80`, "80", func(c *Base) { c.Transport.MaxOutputBytes = 80 }},
 	{"transport.maxBatchResponseBytes", `81`, "81", func(c *Base) { c.Transport.MaxBatchResponseBytes = 81 }},
-	{"tools.defaultTimeoutMs", `9`, "9", func(c *Base) { c.Tools.DefaultTimeoutMs = 9 }},
-	{"tools.clientRequestTimeoutMs", `15`, "15", func(c *Base) { c.Tools.ClientRequestTimeoutMs = 15 }},
+	{"tools.defaultTimeoutMs", `9`, "9", func(c *Base) { c.Tools.DefaultTimeout = 9 * time.Millisecond }},
+	{"tools.clientRequestTimeoutMs", `15`, "15", func(c *Base) { c.Tools.ClientRequestTimeout = 15 * time.Millisecond }},
 	{"tools.maxPayloadBytes", `10`, "10", func(c *Base) { c.Tools.MaxPayloadBytes = 10 }},
 	{"tools.maxStateBytes", `11`, "11", func(c *Base) { c.Tools.MaxStateBytes = 11 }},
 	{"tools.maxResultBytes", `12`, "12", func(c *Base) { c.Tools.MaxResultBytes = 12 }},
@@ -154,20 +156,20 @@ var keyCases = []struct {
 	{"logging.maxBufferBytes", `82`, "82", func(c *Base) { c.Logging.MaxBufferBytes = 82 }},
 	{"security.dynamicRegistrationEnabled", `true`, "1", func(c *Base) { c.Security.DynamicRegistrationEnabled = true }},
 	{"security.allowArbitraryCodeTools", `false`, "0", func(c *Base) {}},
-	{"aacp.defaultTtlMs", `9007199254740991`, "9007199254740991", func(c *Base) { c.AACP.DefaultTTLMs = 9007199254740991 }},
+	{"aacp.defaultTtlMs", `9007199254740991`, "9007199254740991", func(c *Base) { c.AACP.DefaultTTL = math.MaxInt64 / time.Millisecond * time.Millisecond }},
 	{"aacp.dataDir", `"/var/lib/mcprt"`, "/var/lib/mcprt", func(c *Base) { c.AACP.DataDir = "/var/lib/mcprt" }},
 	{"aacp.agentId", `"manager_001"`, "manager_001", func(c *Base) { c.AACP.AgentID = "manager_001" }},
 	{"aacp.agentType", `"Manager"`, "Manager", func(c *Base) { c.AACP.AgentType = "Manager" }},
 	{"aacp.fsync", `"batch"`, "batch", func(c *Base) { c.AACP.Fsync = "batch" }},
-	{"aacp.ackTimeoutMs", `250`, "250", func(c *Base) { c.AACP.AckTimeoutMs = 250 }},
+	{"aacp.ackTimeoutMs", `250`, "250", func(c *Base) { c.AACP.AckTimeout = 250 * time.Millisecond }},
 	{"aacp.maxRetries", `0`, "0", func(c *Base) { c.AACP.MaxRetries = 0 }},
-	{"aacp.retryBaseMs", `16`, "16", func(c *Base) { c.AACP.RetryBaseMs = 16 }},
-	{"aacp.idleAfterMs", `5000`, "5000", func(c *Base) { c.AACP.IdleAfterMs = 5000 }},
-	{"aacp.staleAfterMs", `60000`, "60000", func(c *Base) { c.AACP.StaleAfterMs = 60000 }},
+	{"aacp.retryBaseMs", `16`, "16", func(c *Base) { c.AACP.RetryBase = 16 * time.Millisecond }},
+	{"aacp.idleAfterMs", `5000`, "5000", func(c *Base) { c.AACP.IdleAfter = 5000 * time.Millisecond }},
+	{"aacp.staleAfterMs", `60000`, "60000", func(c *Base) { c.AACP.StaleAfter = 60000 * time.Millisecond }},
 	{"stateless.requestStateKeyEnvVar", `"STATE_KEY"`, "STATE_KEY", func(c *Base) { c.Stateless.RequestStateKeyEnvVar = "STATE_KEY" }},
-	{"stateless.requestStateTtlMs", `5000`, "5000", func(c *Base) { c.Stateless.RequestStateTTLMs = 5000 }},
-	{"stateless.listTtlMs", `60000`, "60000", func(c *Base) { c.Stateless.ListTTLMs = 60000 }},
-	{"stateless.readTtlMs", `1000`, "1000", func(c *Base) { c.Stateless.ReadTTLMs = 1000 }},
+	{"stateless.requestStateTtlMs", `5000`, "5000", func(c *Base) { c.Stateless.RequestStateTTL = 5000 * time.Millisecond }},
+	{"stateless.listTtlMs", `60000`, "60000", func(c *Base) { c.Stateless.ListTTL = 60000 * time.Millisecond }},
+	{"stateless.readTtlMs", `1000`, "1000", func(c *Base) { c.Stateless.ReadTTL = 1000 * time.Millisecond }},
 	{"stateless.cacheScope", `"public"`, "public", func(c *Base) { c.Stateless.CacheScope = "public" }},
 }
 

@@ -33,6 +33,10 @@
 // A field's type sets how its value is written:
 //
 //	int       a JSON integer (1e3 and 1.0 count); env: decimal digits
+//	time.Duration  written as an int in the unit its key's name ends
+//	          with: "…Ms" milliseconds, "…Seconds" seconds; the loader
+//	          converts it once; a value longer than a Duration holds
+//	          (about 292 years) becomes the longest one in whole units
 //	bool      true or false; env: true, false, 1 or 0
 //	string    a JSON string; env: the text as it is
 //	[]string  a JSON array of non-empty strings; env: a comma-separated

@@ -3,6 +3,7 @@ package config
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/mcprt/mcprt/natsengine"
 	"github.com/mcprt/mcprt/transport/streamable"
@@ -10,7 +11,7 @@ import (
 
 func TestNATSSectionsFromEnvironment(t *testing.T) {
 	c, err := Load("", nil, "test")
-	if err != nil || c.Backend.Backend != natsengine.BackendFiles || c.NATS.Replicas != 1 || c.NATS.ClaimTTLMs != 10000 {
+	if err != nil || c.Backend.Backend != natsengine.BackendFiles || c.NATS.Replicas != 1 || c.NATS.ClaimTTL != 10*time.Second {
 		t.Fatalf("defaults = %+v %+v, %v", c.Backend, c.NATS, err)
 	}
 	c, err = Load("", []string{"MCPRT_AACP_BACKEND=nats", "MCPRT_NATS_URL=nats://a:4222,nats://b:4222",

@@ -3,7 +3,6 @@ package config
 import (
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/mcprt/mcprt/mcp"
 )
@@ -20,7 +19,6 @@ func ServerOptions(base Base, opts mcp.Options) (mcp.Options, error) {
 	if err != nil {
 		return mcp.Options{}, err
 	}
-	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 	configured := mcp.Options{
 		Name:         base.Server.Name,
 		Version:      base.Server.Version,
@@ -36,14 +34,14 @@ func ServerOptions(base Base, opts mcp.Options) (mcp.Options, error) {
 			MaxPayloadBytes:         base.Tools.MaxPayloadBytes,
 			MaxResultBytes:          base.Tools.MaxResultBytes,
 			PageSize:                base.Tools.PageSize,
-			ToolTimeout:             ms(base.Tools.DefaultTimeoutMs),
-			ClientRequestTimeout:    ms(base.Tools.ClientRequestTimeoutMs),
-			ShutdownTimeout:         ms(base.Server.ShutdownTimeoutMs),
+			ToolTimeout:             base.Tools.DefaultTimeout,
+			ClientRequestTimeout:    base.Tools.ClientRequestTimeout,
+			ShutdownTimeout:         base.Server.ShutdownTimeout,
 		},
 		Stateless: mcp.StatelessOptions{
-			RequestStateTTL: ms(base.Stateless.RequestStateTTLMs),
-			ListTTL:         ms(base.Stateless.ListTTLMs),
-			ReadTTL:         ms(base.Stateless.ReadTTLMs),
+			RequestStateTTL: base.Stateless.RequestStateTTL,
+			ListTTL:         base.Stateless.ListTTL,
+			ReadTTL:         base.Stateless.ReadTTL,
 			CacheScope:      base.Stateless.CacheScope,
 		},
 		RedactKeys: base.Logging.RedactKeys,

@@ -39,7 +39,7 @@ func newFixture(t *testing.T, mod func(*Options, *messaging.Config)) *fixture {
 	acfg := messaging.DefaultConfig()
 	acfg.DataDir, acfg.AgentID, acfg.AgentType = dir, "human", "Manager"
 	opts := Options{Config: DefaultConfig(), DataDir: dir, StoreDir: dir + "/store", PoliciesDir: dir + "/policies", Token: testToken}
-	opts.Config.PollIntervalMs = 50
+	opts.Config.PollInterval = 50 * time.Millisecond
 	if mod != nil {
 		mod(&opts, &acfg)
 	}

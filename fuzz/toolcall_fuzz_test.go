@@ -161,7 +161,7 @@ func runToolCall(t *testing.T, line []byte, version string) {
 	cfg.Server.Mode = mcp.ModeTest
 	cfg.Tools.MaxPayloadBytes = toolCallMaxPayload
 	cfg.Tools.MaxResultBytes = toolCallMaxResult
-	cfg.Tools.DefaultTimeoutMs = toolCallTimeoutMs
+	cfg.Tools.DefaultTimeout = toolCallTimeoutMs * time.Millisecond
 	cfg.Transport.MaxMessageBytes = toolCallMaxLine
 	var logs lockedBuffer
 	srv, err := mcp.NewServer(serverOptions(cfg, mcp.Options{IDs: &core.SequenceGenerator{},

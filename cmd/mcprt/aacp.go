@@ -375,7 +375,7 @@ func (c *aacpCmd) requeue(ctx context.Context, messageID string) error {
 		}
 		reg = broker.RegisterInput{Type: r.Type, SupportedVersions: r.SupportedVersions, Capabilities: r.Capabilities}
 	}
-	b, err := broker.Open(broker.Options{Store: c.store, Manual: true, DefaultTTL: time.Duration(c.cfg.DefaultTTLMs) * time.Millisecond,
+	b, err := broker.Open(broker.Options{Store: c.store, Manual: true, DefaultTTL: c.cfg.DefaultTTL,
 		Policies: messaging.Policies(c.cfg)})
 	if err != nil {
 		return err

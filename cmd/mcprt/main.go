@@ -165,7 +165,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 		logConfigError(bootLog, err)
 		return exitConfig
 	}
-	startupTimeout := time.Duration(envCfg.Server.StartupTimeoutMs) * time.Millisecond
+	startupTimeout := envCfg.Server.StartupTimeout
 	// Signals are caught from here on: one that arrives during startup
 	// shuts down cleanly once the session exists.
 	signals := make(chan os.Signal, 2)

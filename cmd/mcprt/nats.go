@@ -54,7 +54,7 @@ func startNATS(ctx context.Context, cfg config.Base, ns natsSettings, logger *sl
 	if nc.Server.Listen != "" {
 		srv, err := natsengine.StartServer(natsengine.ServerOptions{
 			Config: nc.Server, StoreDir: nc.Server.StoreDirFor(cfg.AACP.DataDir), Token: nc.Token,
-			SyncAlways: cfg.AACP.Fsync == "" || cfg.AACP.Fsync == "always", ReadyTimeout: nc.ConnectTimeout(),
+			SyncAlways: cfg.AACP.Fsync == "" || cfg.AACP.Fsync == "always", ReadyTimeout: nc.ConnectTimeout,
 		})
 		if err != nil {
 			return nil, exitConfig, fmt.Errorf("nats.server: %w", err)
@@ -86,10 +86,10 @@ func startNATS(ctx context.Context, cfg config.Base, ns natsSettings, logger *sl
 	if ns.Backend.Backend != natsengine.BackendNATS { // only the shared state is on NATS (nats_state.go)
 		return b, 0, nil
 	}
-	octx, cancel := context.WithTimeout(ctx, nc.ConnectTimeout())
+	octx, cancel := context.WithTimeout(ctx, nc.ConnectTimeout)
 	defer cancel()
 	st, err := natsjournal.Open(octx, natsjournal.Options{
-		JS: conn.JS, Replicas: nc.Replicas, DedupWindow: nc.DedupWindow(), ClaimTTL: nc.ClaimTTL(), Logger: logger,
+		JS: conn.JS, Replicas: nc.Replicas, DedupWindow: nc.DedupWindow, ClaimTTL: nc.ClaimTTL, Logger: logger,
 	})
 	if err != nil {
 		b.Close()

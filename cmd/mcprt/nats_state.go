@@ -21,13 +21,13 @@ func (b *natsBackend) sharedState(ns natsSettings) *domain.SharedState {
 	if b == nil || b.conn == nil || ns.Backend.StateBackend != natsengine.BackendNATS {
 		return nil
 	}
-	return &domain.SharedState{JS: b.conn.JS, Replicas: ns.NATS.Replicas, OpenTimeout: ns.NATS.ConnectTimeout()}
+	return &domain.SharedState{JS: b.conn.JS, Replicas: ns.NATS.Replicas, OpenTimeout: ns.NATS.ConnectTimeout}
 }
 
 // openPresence opens the presence bucket on the connection, so that
 // every process on this NATS judges an agent's presence from one record.
 func (b *natsBackend) openPresence(ctx context.Context, nc natsengine.Config) error {
-	pctx, cancel := context.WithTimeout(ctx, nc.ConnectTimeout())
+	pctx, cancel := context.WithTimeout(ctx, nc.ConnectTimeout)
 	defer cancel()
 	p, err := presencekv.Open(pctx, b.conn.JS, presencekv.Options{Replicas: nc.Replicas})
 	if err != nil {

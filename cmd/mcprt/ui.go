@@ -122,7 +122,7 @@ func runUI(args []string, stdout, stderr io.Writer, environ []string) int {
 		return exitConfig
 	}
 	defer messaging.Close()
-	busy := time.Duration(domainCfg.Store.BusyTimeoutMs) * time.Millisecond
+	busy := domainCfg.Store.BusyTimeout
 	sources, err := newConsoleSources(domainCfg.StoreDir(cfg.AACP.DataDir), busy, nil, messaging, uiCfg.HumanAgentID)
 	if err != nil {
 		return fail(exitFatal, err)
@@ -180,7 +180,7 @@ func mountConsole(ctx context.Context, web *streamable.Handler, uiCfg console.Co
 	if httpCfg.AuthTokenEnvVar != "" {
 		token = lookupEnv(environ, httpCfg.AuthTokenEnvVar)
 	}
-	busy := time.Duration(domainCfg.Store.BusyTimeoutMs) * time.Millisecond
+	busy := domainCfg.Store.BusyTimeout
 	sources, err := newConsoleSources(domainCfg.StoreDir(cfg.AACP.DataDir), busy, clock, messaging, cmp.Or(uiCfg.HumanAgentID, console.DefaultConfig().HumanAgentID))
 	if err != nil {
 		return nil, err

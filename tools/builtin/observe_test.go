@@ -39,7 +39,7 @@ func TestServerPing(t *testing.T) {
 func TestHealthAtRest(t *testing.T) {
 	c := newClient(t, setup{tweak: func(cfg *config.Base) {
 		cfg.Server.Name = "health-test"
-		cfg.Tools.DefaultTimeoutMs = 1234
+		cfg.Tools.DefaultTimeout = 1234 * time.Millisecond
 		cfg.Tools.MaxPayloadBytes = 5678
 		cfg.Tools.MaxStateBytes = 4321
 		cfg.Resources.MaxConcurrentExecutions = 7

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"github.com/mcprt/mcprt/domain/workflow"
 	"strings"
-	"time"
 
 	"github.com/mcprt/mcprt/aacp"
 	"github.com/mcprt/mcprt/config"
@@ -84,7 +83,7 @@ func (d *Domain) addAgentTools(r *registrar) {
 	at := agent.NewTools(d.agents)
 	add(r, "agent_list", at.List)
 	add(r, "agent_get", at.Get)
-	addTimed(r, "agent_run", time.Duration(d.runTimeoutMs)*time.Millisecond, d.tracedRun(at.Run))
+	addTimed(r, "agent_run", d.runTimeout, d.tracedRun(at.Run))
 }
 
 // tracedRun records, with tracing on, an agent run handed to an in-process

@@ -49,17 +49,17 @@ type Domain struct {
 	guard    *guard.Service
 	traces   *trace.Service
 	agents   *agent.Service
-	// runTimeoutMs is agent_run's deadline (agent.runTimeoutMs).
-	runTimeoutMs int
-	recorder     *trace.Recorder // nil when tracing is off
-	sink         *AuditSink      // nil when tracing is off
-	updates      *updates        // resources/updated notifications (updates.go)
-	serverID     string
-	flows        *workflow.Engine
-	clock        core.Clock
-	coord        coordination // reservations and the work queue (coordination.go)
-	stores       domainStores // the stores the services run on (sharedstate.go)
-	agentID      string       // aacp.agentId, named by the check_inbox prompt
+	// runTimeout is agent_run's deadline (agent.runTimeoutMs).
+	runTimeout time.Duration
+	recorder   *trace.Recorder // nil when tracing is off
+	sink       *AuditSink      // nil when tracing is off
+	updates    *updates        // resources/updated notifications (updates.go)
+	serverID   string
+	flows      *workflow.Engine
+	clock      core.Clock
+	coord      coordination // reservations and the work queue (coordination.go)
+	stores     domainStores // the stores the services run on (sharedstate.go)
+	agentID    string       // aacp.agentId, named by the check_inbox prompt
 }
 
 // New builds the services. It touches no file but the policies directory,
@@ -78,12 +78,12 @@ func New(opts Options) (*Domain, error) {
 	}
 	cfg, dataDir := opts.Config, opts.Base.AACP.DataDir
 	db, err := store.New(store.Options{Dir: cfg.StoreDir(dataDir),
-		BusyTimeout: time.Duration(cfg.Store.BusyTimeoutMs) * time.Millisecond, Clock: opts.Clock})
+		BusyTimeout: cfg.Store.BusyTimeout, Clock: opts.Clock})
 	if err != nil {
 		return nil, err
 	}
-	d := &Domain{db: db, serverID: opts.IDs.NewID(), runTimeoutMs: cfg.Agent.RunTimeoutMs, clock: opts.Clock, agentID: opts.Base.AACP.AgentID,
-		updates: newUpdates(db, time.Duration(cfg.Store.WatchIntervalMs)*time.Millisecond, opts.Clock, opts.Logger)}
+	d := &Domain{db: db, serverID: opts.IDs.NewID(), runTimeout: cfg.Agent.RunTimeout, clock: opts.Clock, agentID: opts.Base.AACP.AgentID,
+		updates: newUpdates(db, cfg.Store.WatchInterval, opts.Clock, opts.Logger)}
 	if d.stores, err = newStores(db, opts); err != nil {
 		return nil, sharedStateError(err)
 	}
@@ -108,13 +108,13 @@ func New(opts Options) (*Domain, error) {
 		d.recorder = trace.NewRecorder(trace.RecorderOptions{Store: db.Traces(), QueueSize: cfg.Trace.QueueSize,
 			BatchSize: cfg.Trace.BatchSize, Capture: cfg.Trace.CaptureArguments, MaxCaptured: cfg.Trace.MaxCapturedBytes,
 			Redactor: core.NewRedactor(opts.Base.Logging.RedactKeys),
-			MaxAge:   time.Duration(cfg.Trace.RetentionMaxAgeMs) * time.Millisecond, MaxEvents: cfg.Trace.RetentionMaxEvents,
-			Linger: time.Duration(cfg.Trace.FlushIntervalMs) * time.Millisecond,
+			MaxAge:   cfg.Trace.RetentionMaxAge, MaxEvents: cfg.Trace.RetentionMaxEvents,
+			Linger: cfg.Trace.FlushInterval,
 			Clock:  opts.Clock, Logger: opts.Logger})
 		d.sink = NewAuditSink(d.recorder, opts.Clock, d.serverID)
 		flusher = d.recorder
 	}
-	d.traces = trace.NewService(db.Traces(), flusher).WithLinger(time.Duration(cfg.Trace.FlushIntervalMs) * time.Millisecond)
+	d.traces = trace.NewService(db.Traces(), flusher).WithLinger(cfg.Trace.FlushInterval)
 	if err := d.newWorkflows(cfg, dataDir, opts); err != nil {
 		return nil, err
 	}

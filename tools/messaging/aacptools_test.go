@@ -280,7 +280,7 @@ func TestInboxPacedTimeoutDeadLetter(t *testing.T) {
 		return b, err
 	}
 	cfg := testConfig(t.TempDir(), "mgr")
-	cfg.AckTimeoutMs, cfg.MaxRetries, cfg.RetryBaseMs = 1000, 1, 100
+	cfg.AckTimeout, cfg.MaxRetries, cfg.RetryBase = time.Second, 1, 100*time.Millisecond
 	c := newClient(t, newService(t, cfg, open), mcp.ModeFull)
 	c.ok("aacp_register_agent", `{"agentId":"impl","type":"Implementation"}`)
 	sent := c.ok("aacp_send", `{"receiver":{"agentId":"impl"},"messageType":"CUSTOM_PING","payload":{"n":1},"ttlSeconds":30}`)

@@ -102,11 +102,11 @@ func New(opts Options) (*Service, error) {
 	}
 	s := &Service{
 		agentID: id, agentType: typ, open: opts.Open, listed: c.AgentID != "", clock: clock,
-		idleAfter: msOr(c.IdleAfterMs, 2*time.Minute), staleAfter: msOr(c.StaleAfterMs, 15*time.Minute),
+		idleAfter: positiveOr(c.IdleAfter, 2*time.Minute), staleAfter: positiveOr(c.StaleAfter, 15*time.Minute),
 		presence: newPresence(c.DataDir, opts.Presence, clock), index: &msgIndex{dataDir: c.DataDir}, log: opts.Logger,
 		holders: map[string]*mcp.Session{}, idents: map[*mcp.Session]string{}, watched: map[*mcp.Session]struct{}{},
 		bopts: broker.Options{
-			DataDir: c.DataDir, Fsync: fsync, DefaultTTL: time.Duration(c.DefaultTTLMs) * time.Millisecond,
+			DataDir: c.DataDir, Fsync: fsync, DefaultTTL: c.DefaultTTL,
 			Policies: Policies(c), Logger: opts.Logger, Clock: opts.Clock,
 		},
 	}
@@ -129,12 +129,12 @@ func New(opts Options) (*Service, error) {
 	return s, nil
 }
 
-// msOr is ms milliseconds, or def when ms is not positive.
-func msOr(ms int, def time.Duration) time.Duration {
-	if ms <= 0 {
+// positiveOr is d, or def when d is not positive.
+func positiveOr(d, def time.Duration) time.Duration {
+	if d <= 0 {
 		return def
 	}
-	return time.Duration(ms) * time.Millisecond
+	return d
 }
 
 func (s *Service) now() time.Time { return s.clock.Now().UTC() }
@@ -144,17 +144,17 @@ func configError(key, value, allowed, reason string) *setting.Error {
 }
 
 // Policies returns the broker's retry policies for c: nil (the protocol's
-// per-type table) unless c.AckTimeoutMs is set, in which case every type
-// but ACK and NACK waits AckTimeoutMs for an answer and is retried
-// MaxRetries times from RetryBaseMs.
+// per-type table) unless c.AckTimeout is set, in which case every type
+// but ACK and NACK waits AckTimeout for an answer and is retried
+// MaxRetries times from RetryBase.
 func Policies(c Config) map[string]broker.RetryPolicy {
-	if c.AckTimeoutMs <= 0 {
+	if c.AckTimeout <= 0 {
 		return nil
 	}
 	p := broker.RetryPolicy{
-		AckTimeout:  time.Duration(c.AckTimeoutMs) * time.Millisecond,
+		AckTimeout:  c.AckTimeout,
 		MaxRetries:  c.MaxRetries,
-		BaseBackoff: time.Duration(c.RetryBaseMs) * time.Millisecond,
+		BaseBackoff: c.RetryBase,
 	}
 	out := map[string]broker.RetryPolicy{}
 	for k := range broker.DefaultPolicies() {

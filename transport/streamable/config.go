@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/mcprt/mcprt/internal/jsontext"
 	"github.com/mcprt/mcprt/internal/setting"
@@ -38,14 +39,14 @@ type Config struct {
 	AllowedHosts   []string `json:"allowedHosts" help:"Host header values (host, or host:port) allowed besides localhost and loopback addresses; * allows any. A request with another Host gets 403."`
 	// AuthTokenEnvVar names the variable that holds the bearer token; the
 	// token itself never appears in the configuration.
-	AuthTokenEnvVar      string `json:"authTokenEnvVar" config:"envvar" help:"Environment variable holding the bearer token every request must carry (Authorization: Bearer ...); empty means no authentication."`
-	MaxSessions          int    `json:"maxSessions" help:"Most sessions at once; an initialize beyond it gets 503."`
-	SessionIdleTimeoutMs int    `json:"sessionIdleTimeoutMs" help:"A session with no request in progress and no open stream for this many milliseconds is closed."`
-	ReplayBufferEvents   int    `json:"replayBufferEvents" config:"max=100000" help:"Events each event stream keeps for resumption with Last-Event-ID (its bytes are bounded by transport.maxOutputBytes)."`
-	ResponseMode         string `json:"responseMode" config:"enum=auto|json|sse" help:"How requests are answered: auto (JSON unless the request sends messages first), json, or sse."`
-	ReadTimeoutMs        int    `json:"readTimeoutMs" help:"Longest time to read one request's headers, and then its body, in milliseconds."`
-	WriteTimeoutMs       int    `json:"writeTimeoutMs" help:"Longest time one response body or one stream event may take to write, in milliseconds; a stream whose client stops reading is closed after it."`
-	IdleTimeoutMs        int    `json:"idleTimeoutMs" help:"How long an idle keep-alive connection stays open, in milliseconds."`
+	AuthTokenEnvVar    string        `json:"authTokenEnvVar" config:"envvar" help:"Environment variable holding the bearer token every request must carry (Authorization: Bearer ...); empty means no authentication."`
+	MaxSessions        int           `json:"maxSessions" help:"Most sessions at once; an initialize beyond it gets 503."`
+	SessionIdleTimeout time.Duration `json:"sessionIdleTimeoutMs" help:"A session with no request in progress and no open stream for this many milliseconds is closed."`
+	ReplayBufferEvents int           `json:"replayBufferEvents" config:"max=100000" help:"Events each event stream keeps for resumption with Last-Event-ID (its bytes are bounded by transport.maxOutputBytes)."`
+	ResponseMode       string        `json:"responseMode" config:"enum=auto|json|sse" help:"How requests are answered: auto (JSON unless the request sends messages first), json, or sse."`
+	ReadTimeout        time.Duration `json:"readTimeoutMs" help:"Longest time to read one request's headers, and then its body, in milliseconds."`
+	WriteTimeout       time.Duration `json:"writeTimeoutMs" help:"Longest time one response body or one stream event may take to write, in milliseconds; a stream whose client stops reading is closed after it."`
+	IdleTimeout        time.Duration `json:"idleTimeoutMs" help:"How long an idle keep-alive connection stays open, in milliseconds."`
 	// MaxConnections and MaxConnectionsPerClient bound the open
 	// connections (conns.go); keep them below the descriptor limit.
 	MaxConnections          int `json:"maxConnections" config:"max=1000000" help:"Most open connections; beyond it the oldest connection serving no request (sending its headers, or idle) is closed to make room, or, when every one is serving a request, the new one gets 503 and is closed. Keep it well below the process's descriptor limit (ulimit -n)."`
@@ -60,12 +61,12 @@ func DefaultConfig() Config {
 		Addr:                    "127.0.0.1:8080",
 		Path:                    "/mcp",
 		MaxSessions:             100,
-		SessionIdleTimeoutMs:    30 * 60 * 1000,
+		SessionIdleTimeout:      30 * time.Minute,
 		ReplayBufferEvents:      64,
 		ResponseMode:            ResponseAuto,
-		ReadTimeoutMs:           30000,
-		WriteTimeoutMs:          30000,
-		IdleTimeoutMs:           120000,
+		ReadTimeout:             30 * time.Second,
+		WriteTimeout:            30 * time.Second,
+		IdleTimeout:             2 * time.Minute,
 		MaxConnections:          512,
 		MaxConnectionsPerClient: 256,
 		MaxListens:              200,
