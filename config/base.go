@@ -192,7 +192,7 @@ func DefaultBase(version string) Base {
 			MaxResultBytes:       10485760,
 			PageSize:             100,
 			AdminPolicy:          AdminPolicyConfig{Mode: AdminPolicyDenyAll},
-			Profile:              mcp.ToolProfileFull,
+			Profile:              ToolProfileFull,
 			Enabled:              []string{},
 		},
 		Resources: ResourcesConfig{MaxConcurrentExecutions: 10},

@@ -10,8 +10,8 @@ import (
 
 // durationSection has a key of each unit.
 type durationSection struct {
-	WaitMs time.Duration `json:"waitMs" config:"min=0" help:"A wait, in milliseconds."`
-	Lease  time.Duration `json:"leaseSeconds" config:"max=604800" help:"A lease, in seconds."`
+	Wait  time.Duration `json:"waitMs" config:"min=0" help:"A wait, in milliseconds."`
+	Lease time.Duration `json:"leaseSeconds" config:"max=604800" help:"A lease, in seconds."`
 }
 
 func TestDurationKeys(t *testing.T) {
@@ -33,7 +33,7 @@ func TestDurationKeys(t *testing.T) {
 		{name: "not an integer", env: "MCPRT_D_WAIT_MS=1.5", wantErr: "d.waitMs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := durationSection{WaitMs: 1500 * time.Millisecond, Lease: time.Hour}
+			d := durationSection{Wait: 1500 * time.Millisecond, Lease: time.Hour}
 			l := newLoader()
 			if err := l.Add("d", &d); err != nil {
 				t.Fatal(err)
@@ -54,8 +54,8 @@ func TestDurationKeys(t *testing.T) {
 				}
 			case err != nil:
 				t.Fatal(err)
-			case d.WaitMs != tc.wantWait || d.Lease != tc.wantLease:
-				t.Errorf("loaded %v, %v; want %v, %v", d.WaitMs, d.Lease, tc.wantWait, tc.wantLease)
+			case d.Wait != tc.wantWait || d.Lease != tc.wantLease:
+				t.Errorf("loaded %v, %v; want %v, %v", d.Wait, d.Lease, tc.wantWait, tc.wantLease)
 			}
 		})
 	}
@@ -64,7 +64,7 @@ func TestDurationKeys(t *testing.T) {
 // TestDurationDefaultsShowInTheKeysUnit: Keys shows a Duration's default
 // as the integer of its unit, as the documented interface has it.
 func TestDurationDefaultsShowInTheKeysUnit(t *testing.T) {
-	d := durationSection{WaitMs: 1500 * time.Millisecond, Lease: time.Hour}
+	d := durationSection{Wait: 1500 * time.Millisecond, Lease: time.Hour}
 	l := newLoader()
 	if err := l.Add("d", &d); err != nil {
 		t.Fatal(err)
@@ -84,7 +84,7 @@ func TestDurationFieldsNeedAUnit(t *testing.T) {
 			Wait time.Duration `json:"wait" help:"no unit in the name"`
 		}{},
 		&struct {
-			WaitMs time.Duration `json:"waitMs" config:"min=-5" help:"a negative minimum"`
+			Wait time.Duration `json:"waitMs" config:"min=-5" help:"a negative minimum"`
 		}{},
 	} {
 		if err := newLoader().Add("d", section); err == nil {

@@ -9,7 +9,8 @@ import (
 
 // ServerOptions returns opts with the base sections mapped onto it: the
 // server's name, version, instructions and mode, the tools sessions see
-// (tools.enabled, else tools.profile), the limits, the stateless hints
+// (tools.enabled, else tools.profile) and the named profiles a session
+// may choose (ToolProfiles), the limits, the stateless hints
 // and the redaction keys. The fields that are not configuration (logger,
 // clock, ids, transport, audit sink, telemetry, ...) stay as the caller
 // set them in opts. An invalid tools.enabled or tools.profile is a
@@ -45,9 +46,11 @@ func ServerOptions(base Base, opts mcp.Options) (mcp.Options, error) {
 			CacheScope:      base.Stateless.CacheScope,
 		},
 		RedactKeys: base.Logging.RedactKeys,
+		Profiles:   ToolProfiles(),
 	}
 	opts.Name, opts.Version, opts.Instructions, opts.Mode = configured.Name, configured.Version, configured.Instructions, configured.Mode
 	opts.Tools, opts.Limits, opts.Stateless, opts.RedactKeys = configured.Tools, configured.Limits, configured.Stateless, configured.RedactKeys
+	opts.Profiles = configured.Profiles
 	return opts, nil
 }
 
@@ -57,12 +60,12 @@ func toolSet(cfg ToolsConfig) (*mcp.ToolSet, error) {
 	entries := cfg.Enabled
 	key := "tools.enabled"
 	if len(entries) == 0 {
-		if cfg.Profile == "" || cfg.Profile == mcp.ToolProfileFull {
+		if cfg.Profile == "" || cfg.Profile == ToolProfileFull {
 			return nil, nil
 		}
 		entries, key = []string{cfg.Profile}, "tools.profile"
 	}
-	t, err := mcp.ParseToolSet(entries)
+	t, err := mcp.ParseToolSet(entries, ToolProfiles())
 	if err != nil {
 		return nil, &Error{Key: key, Env: EnvName(key), Value: strings.Join(entries, ","),
 			Allowed: "profile names (" + profileNames() + "), tool names, or name prefixes ending in *", Source: "file or env",
@@ -73,8 +76,8 @@ func toolSet(cfg ToolsConfig) (*mcp.ToolSet, error) {
 
 // profileNames lists the tool profiles, for errors.
 func profileNames() string {
-	names := []string{mcp.ToolProfileFull}
-	for n := range mcp.ToolProfiles() {
+	names := []string{ToolProfileFull}
+	for n := range ToolProfiles() {
 		names = append(names, n)
 	}
 	slices.Sort(names)

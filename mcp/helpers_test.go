@@ -208,16 +208,20 @@ func recordsOf(recs []map[string]any, runID any) string {
 	return strings.Join(seq, ",")
 }
 
-// withConfig returns opts with the configured fields of cfg (its
-// name, version, instructions, mode, tools, limits, stateless hints and
-// redaction keys); opts' own Name, Version and Tools win when set. The
-// other fields (logger, clock, ids, transport, ...) stay as opts has them.
+// withConfig returns opts with the configured fields of cfg: its
+// instructions, mode, limits, stateless hints and redaction keys, its
+// tools and profiles when it has them, and its name and version unless
+// opts has its own. The other fields (logger, clock, ids, transport, ...)
+// stay as opts has them.
 func withConfig(opts, cfg Options) Options {
 	opts.Name, opts.Version = cmp.Or(opts.Name, cfg.Name), cmp.Or(opts.Version, cfg.Version)
 	opts.Instructions, opts.Mode = cfg.Instructions, cfg.Mode
 	opts.Limits, opts.Stateless, opts.RedactKeys = cfg.Limits, cfg.Stateless, cfg.RedactKeys
 	if cfg.Tools != nil {
 		opts.Tools = cfg.Tools
+	}
+	if cfg.Profiles != nil {
+		opts.Profiles = cfg.Profiles
 	}
 	return opts
 }
@@ -233,13 +237,31 @@ func testConfig() Options {
 			ToolTimeout: 30 * time.Second, ClientRequestTimeout: time.Minute, ShutdownTimeout: 10 * time.Second},
 		Stateless:  StatelessOptions{RequestStateTTL: 10 * time.Minute, CacheScope: "private"},
 		RedactKeys: core.DefaultRedactKeys(),
+		Profiles:   testProfiles(),
+	}
+}
+
+// testProfiles are named tool sets shaped like the mcprt binary's
+// (config.ToolProfiles), for the tests of how profiles choose tools.
+func testProfiles() map[string][]string {
+	return map[string][]string{
+		"core": {"aacp_send", "aacp_receive", "aacp_ack", "aacp_peek", "aacp_reply",
+			"memory_store", "memory_search", "memory_retrieve",
+			"reserve_paths", "check_reservations", "release_reservations",
+			"task_claim", "task_update", "coord_start", "coord_finish", "server_ping"},
+		"messaging": {"aacp_*", "coord_start", "coord_finish", "server_ping"},
+		"memory":    {"memory_*", "server_ping"},
+		"coordination": {"reserve_paths", "renew_reservations", "release_reservations", "check_reservations",
+			"list_reservations", "force_release_reservation", "task_*", "coord_start", "coord_finish", "server_ping"},
+		"governance": {"guard_*", "session_*", "trace_*", "workflow_*", "list_reservations", "check_reservations",
+			"force_release_reservation", "task_list", "task_get", "server_ping", "health"},
 	}
 }
 
 // toolSet is the ToolSet of entries; a bad entry fails the test.
 func toolSet(t testing.TB, entries ...string) *ToolSet {
 	t.Helper()
-	set, err := ParseToolSet(entries)
+	set, err := ParseToolSet(entries, testProfiles())
 	if err != nil {
 		t.Fatalf("tools %v: %v", entries, err)
 	}

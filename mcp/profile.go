@@ -10,8 +10,9 @@ import (
 
 // ToolSet is the set of tools a session sees in tools/list and may call:
 // a tool outside it is answered like one that does not exist (NOT_FOUND).
-// It is chosen by entries, each a profile name (ToolProfiles, or
-// "full" for every tool), a tool name, or a name prefix ending in "*".
+// It is chosen by entries, each a profile name (a key of the profiles
+// given, or "full" for every tool), a tool name, or a name prefix ending
+// in "*".
 // A ToolSet is immutable; the nil *ToolSet allows every tool.
 type ToolSet struct {
 	label    string // how it was chosen, for errors: "core" or "memory_store,trace_*"
@@ -24,11 +25,13 @@ type ToolSet struct {
 // is neither a profile name nor a tool name or prefix is an error; a name
 // no registered tool has is allowed (it matches nothing). No entries is an
 // error: a session with no tools is never what was meant.
-func ParseToolSet(entries []string) (*ToolSet, error) {
+//
+// profiles names tool sets (Options.Profiles): each a list of tool names
+// and name prefixes ending in "*"; nil names none besides "full".
+func ParseToolSet(entries []string, profiles map[string][]string) (*ToolSet, error) {
 	if len(entries) == 0 {
-		return nil, fmt.Errorf("no tools chosen: name a profile (%s) or tools", profileNames())
+		return nil, fmt.Errorf("no tools chosen: name a profile (%s) or tools", profileNames(profiles))
 	}
-	profiles := ToolProfiles()
 	t := &ToolSet{label: strings.Join(entries, ","), names: map[string]bool{}}
 	for _, e := range entries {
 		e = strings.TrimSpace(e)
@@ -39,7 +42,7 @@ func ParseToolSet(entries []string) (*ToolSet, error) {
 		patterns, isProfile := profiles[e]
 		if !isProfile {
 			if !ValidToolPattern(e) {
-				return nil, fmt.Errorf("%q is not a profile (%s), a tool name or a name prefix ending in *", e, profileNames())
+				return nil, fmt.Errorf("%q is not a profile (%s), a tool name or a name prefix ending in *", e, profileNames(profiles))
 			}
 			patterns = []string{e}
 		}
@@ -55,45 +58,18 @@ func ParseToolSet(entries []string) (*ToolSet, error) {
 }
 
 // profileNames lists the profile names for messages.
-func profileNames() string {
+func profileNames(profiles map[string][]string) string {
 	names := []string{ToolProfileFull}
-	for n := range ToolProfiles() {
+	for n := range profiles {
 		names = append(names, n)
 	}
 	slices.Sort(names)
 	return strings.Join(names, ", ")
 }
 
-// Tool profiles of tools.profile.
-const (
-	ToolProfileCore         = "core"
-	ToolProfileMessaging    = "messaging"
-	ToolProfileMemory       = "memory"
-	ToolProfileCoordination = "coordination"
-	ToolProfileGovernance   = "governance"
-	ToolProfileFull         = "full" // every tool
-)
-
-// ToolProfiles returns the named tool profiles other than full: each a
-// list of tool names and name prefixes ending in "*". A name that no
-// registered tool has is simply absent from the sessions' lists. Every
-// call returns a fresh map.
-func ToolProfiles() map[string][]string {
-	return map[string][]string{
-		ToolProfileCore: {"aacp_send", "aacp_receive", "aacp_ack", "aacp_peek", "aacp_reply",
-			"memory_store", "memory_search", "memory_retrieve",
-			"reserve_paths", "check_reservations", "release_reservations",
-			"task_claim", "task_update", "coord_start", "coord_finish", "server_ping"},
-		ToolProfileMessaging: {"aacp_*", "coord_start", "coord_finish", "server_ping"},
-		ToolProfileMemory:    {"memory_*", "server_ping"},
-		ToolProfileCoordination: {"reserve_paths", "renew_reservations", "release_reservations", "check_reservations",
-			"list_reservations", "force_release_reservation", "task_*", "coord_start", "coord_finish", "server_ping"},
-		// Governance watches and unblocks the others' work: it sees
-		// reservations and tasks and may break a lease, but takes none.
-		ToolProfileGovernance: {"guard_*", "session_*", "trace_*", "workflow_*", "list_reservations", "check_reservations",
-			"force_release_reservation", "task_list", "task_get", "server_ping", "health"},
-	}
-}
+// ToolProfileFull is the profile name of every tool: a ToolSet chosen by
+// it (or by "*") allows every tool, whatever Options.Profiles holds.
+const ToolProfileFull = "full"
 
 // ValidToolPattern reports whether p is a tool name, or a tool name prefix
 // followed by "*" (a lone "*" matches every tool).
@@ -143,16 +119,16 @@ func (s *Server) SessionToolSet(spec string) (*ToolSet, error) {
 			entries = append(entries, e)
 		}
 	}
-	t, err := ParseToolSet(entries)
+	profiles := s.opts.Profiles
+	t, err := ParseToolSet(entries, profiles)
 	if err != nil {
 		return nil, err
 	}
-	profiles := ToolProfiles()
 	for _, e := range entries {
 		if _, isProfile := profiles[e]; isProfile || e == ToolProfileFull || e == "*" {
 			continue
 		}
-		one, _ := ParseToolSet([]string{e})
+		one, _ := ParseToolSet([]string{e}, nil)
 		if !slices.ContainsFunc(s.tools.all(), func(rt *registeredTool) bool { return one.Allows(rt.def.Name) }) {
 			return nil, fmt.Errorf("%q names no tool of this server; tools/list of profile full shows them all", e)
 		}

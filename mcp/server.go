@@ -29,6 +29,11 @@ type Options struct {
 	// (SessionOptions.Tools); nil means every registered tool. Build it
 	// with ParseToolSet.
 	Tools *ToolSet
+	// Profiles names tool sets that Tools and a session's own choice
+	// (Server.SessionToolSet) may name: each a list of tool names and
+	// name prefixes ending in "*". nil names none besides "full" (every
+	// tool).
+	Profiles map[string][]string
 	// Limits bound messages, calls and listings; zero fields get
 	// defaults.
 	Limits Limits
