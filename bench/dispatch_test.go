@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/fixtures"
 	"github.com/mcprt/mcprt/mcp"
 	"github.com/mcprt/mcprt/tools/builtin"
@@ -17,8 +17,8 @@ import (
 // noop fixture among them, registered as cmd/mcprt registers them (without
 // the agent coordinator), with that many concurrency slots.
 func testServer(tb testing.TB, slots int) *mcp.Server {
-	cfg := core.DefaultConfig("bench")
-	cfg.Server.Mode = core.ModeTest
+	cfg := config.DefaultBase("bench")
+	cfg.Server.Mode = mcp.ModeTest
 	cfg.Resources.MaxConcurrentExecutions = slots
 	return newServer(tb, cfg, func(srv *mcp.Server) error {
 		if err := builtin.Register(srv, builtin.Options{}); err != nil {
@@ -77,7 +77,7 @@ func BenchmarkInitialize(b *testing.B) {
 // BenchmarkToolsList100 lists 100 registered tools (one page), each with a
 // title, a description, a three-property input schema and annotations.
 func BenchmarkToolsList100(b *testing.B) {
-	srv := newServer(b, core.DefaultConfig("bench"), func(srv *mcp.Server) error {
+	srv := newServer(b, config.DefaultBase("bench"), func(srv *mcp.Server) error {
 		for i := range 100 {
 			err := srv.AddTool(mcp.Tool{
 				Name:        fmt.Sprintf("tool_%03d", i),
@@ -104,7 +104,7 @@ func BenchmarkToolsList100(b *testing.B) {
 // properties of every kind (all required, no others allowed) with valid
 // arguments: the cost of validating realistic arguments.
 func BenchmarkToolsCall20Props(b *testing.B) {
-	srv := newServer(b, core.DefaultConfig("bench"), func(srv *mcp.Server) error {
+	srv := newServer(b, config.DefaultBase("bench"), func(srv *mcp.Server) error {
 		return srv.AddTool(mcp.Tool{Name: "wide", InputSchema: json.RawMessage(wideSchema), Handler: emptyHandler})
 	})
 	tail := `,"method":"tools/call","params":{"name":"wide","arguments":` + wideArguments + "}}\n"

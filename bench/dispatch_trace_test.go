@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/domain/trace"
 	"github.com/mcprt/mcprt/fixtures"
 	"github.com/mcprt/mcprt/mcp"
@@ -54,8 +54,8 @@ func benchTraced(b *testing.B, st trace.Store, closeStore func() error) {
 			b.ReportMetric(float64(dropped)/float64(max(1, acc+dropped)), "dropped/event")
 		}
 	})
-	cfg := core.DefaultConfig("bench")
-	cfg.Server.Mode = core.ModeTest
+	cfg := config.DefaultBase("bench")
+	cfg.Server.Mode = mcp.ModeTest
 	cfg.Resources.MaxConcurrentExecutions = 10
 	srv, err := mcp.NewServer(serverOptions(cfg, mcp.Options{Logger: newLogger(), Transport: "stdio",
 		Audit: domain.NewAuditSink(rec, nil, "bench")}))

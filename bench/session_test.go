@@ -42,7 +42,7 @@ func newLogger() *slog.Logger {
 }
 
 // newServer builds a server with cfg and lets setup register tools.
-func newServer(tb testing.TB, cfg core.Config, setup func(*mcp.Server) error) *mcp.Server {
+func newServer(tb testing.TB, cfg config.Base, setup func(*mcp.Server) error) *mcp.Server {
 	tb.Helper()
 	srv, err := mcp.NewServer(serverOptions(cfg, mcp.Options{Logger: newLogger(), Transport: "stdio"}))
 	if err != nil {
@@ -134,7 +134,7 @@ func (s *session) bench(b *testing.B, tail string, window int) {
 
 // serverOptions is opts with the settings of cfg, mapped as the binary maps
 // them (config.ServerOptions); a mapping error panics, failing the test.
-func serverOptions(cfg core.Config, opts mcp.Options) mcp.Options {
+func serverOptions(cfg config.Base, opts mcp.Options) mcp.Options {
 	o, err := config.ServerOptions(cfg, opts)
 	if err != nil {
 		panic(fmt.Sprintf("config.ServerOptions: %v", err))

@@ -1,8 +1,9 @@
 package config
 
 import (
+	"fmt"
+
 	"github.com/mcprt/mcprt/console"
-	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/natsengine"
 	"github.com/mcprt/mcprt/transport/streamable"
 )
@@ -13,7 +14,7 @@ type Config struct {
 	// Base holds the sections of the server, its transports' limits, the
 	// tools, logging, security and messaging (server.*, transport.*,
 	// tools.*, resources.*, logging.*, security.*, stateless.*, aacp.*).
-	Base core.Config
+	Base Base
 	// Domain holds the sections of the domain tools (store.*, guard.*,
 	// trace.*, workflow.*, agent.*, coord.*).
 	Domain Domain
@@ -31,22 +32,25 @@ type Config struct {
 // Default returns the defaults of every section; version is the build
 // version (server.version's default).
 func Default(version string) Config {
-	return Config{Base: core.DefaultConfig(version), Domain: DefaultDomain(), HTTP: streamable.DefaultConfig(),
+	return Config{Base: DefaultBase(version), Domain: DefaultDomain(), HTTP: streamable.DefaultConfig(),
 		Console: console.DefaultConfig(), Backend: natsengine.DefaultBackendConfig(), NATS: natsengine.DefaultConfig()}
 }
 
-// loader returns a Loader that fills every section of c.
-func (c *Config) loader() (*core.Loader, error) {
-	l := core.NewConfigLoader(&c.Base)
-	for _, add := range []func(*core.Loader) error{
-		c.Domain.AddTo,
-		func(l *core.Loader) error { return streamable.AddConfig(l, &c.HTTP) },
-		func(l *core.Loader) error { return console.AddConfig(l, &c.Console) },
-		func(l *core.Loader) error { return natsengine.AddBackendConfig(l, &c.Backend) },
-		func(l *core.Loader) error { return natsengine.AddConfig(l, &c.NATS) },
+// sections returns a loader that fills every section of c: the base
+// sections at the top level, then each package's section at its path.
+func (c *Config) sections() (*loader, error) {
+	l := newBaseLoader(&c.Base)
+	for _, s := range []struct {
+		path string
+		ptr  any
+	}{
+		{"store", &c.Domain.Store}, {"guard", &c.Domain.Guard}, {"trace", &c.Domain.Trace},
+		{"workflow", &c.Domain.Workflow}, {"agent", &c.Domain.Agent}, {"coord", &c.Domain.Coord},
+		{streamable.ConfigPath, &c.HTTP}, {console.ConfigPath, &c.Console},
+		{natsengine.BackendPath, &c.Backend}, {natsengine.ConfigPath, &c.NATS},
 	} {
-		if err := add(l); err != nil {
-			return nil, err
+		if err := l.Add(s.path, s.ptr); err != nil {
+			return nil, fmt.Errorf("config: section %s: %w", s.path, err)
 		}
 	}
 	return l, nil
@@ -54,13 +58,13 @@ func (c *Config) loader() (*core.Loader, error) {
 
 // Load is the binary's one configuration load: Default(version), then
 // the JSON file at path (skipped when path is ""), then the MCPRT_*
-// variables of environ, through one core.Loader that knows every
+// variables of environ, through one loader that knows every
 // section, so that an unknown key or variable, or an invalid value in any
-// section, fails the load. The error is then a *core.ConfigError naming
+// section, fails the load. The error is then a *Error naming
 // the key, and the Config is the zero value.
 func Load(path string, environ []string, version string) (Config, error) {
 	c := Default(version)
-	l, err := c.loader()
+	l, err := c.sections()
 	if err != nil {
 		return Config{}, err
 	}
@@ -73,9 +77,9 @@ func Load(path string, environ []string, version string) (Config, error) {
 // Keys lists every key of the binary's configuration with its variable,
 // default, allowed values and meaning, section by section in the order
 // Load adds them: what docs/configuration.md lists.
-func Keys(version string) ([]core.ConfigKey, error) {
+func Keys(version string) ([]Key, error) {
 	c := Default(version)
-	l, err := c.loader()
+	l, err := c.sections()
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/mcp"
 	"github.com/mcprt/mcprt/transport/streamable"
 )
@@ -52,7 +51,7 @@ func TestLoadRefusesBadHTTPValues(t *testing.T) {
 		{[]string{"MCPRT_TRANSPORT_HTTP_NOPE=1"}, ""},
 	} {
 		_, err := Load("", tc.env, "1")
-		var ce *core.ConfigError
+		var ce *Error
 		if !errors.As(err, &ce) || ce.Key != tc.key {
 			t.Errorf("%v: error %v, want a ConfigError for key %q", tc.env, err, tc.key)
 		}
@@ -81,7 +80,7 @@ func TestLoadKnowsEverySection(t *testing.T) {
 		t.Errorf("sections with keys: %v; want server, aacp.backend, store, agent, transport.http, console and nats", seen)
 	}
 	_, err = Load("", []string{"MCPRT_NO_SUCH_SECTION_KEY=1"}, "v1")
-	var ce *core.ConfigError
+	var ce *Error
 	if !errors.As(err, &ce) {
 		t.Errorf("an unknown variable loaded: %v", err)
 	}
@@ -90,17 +89,17 @@ func TestLoadKnowsEverySection(t *testing.T) {
 // A bad tools.enabled or tools.profile is a ConfigError of its key.
 func TestServerOptionsToolSetErrors(t *testing.T) {
 	for _, tc := range []struct {
-		tweak func(*core.Config)
+		tweak func(*Base)
 		key   string
 	}{
-		{func(c *core.Config) { c.Tools.Enabled = []string{"a b"} }, "tools.enabled"},
-		{func(c *core.Config) { c.Tools.Profile = "a b" }, "tools.profile"},
+		{func(c *Base) { c.Tools.Enabled = []string{"a b"} }, "tools.enabled"},
+		{func(c *Base) { c.Tools.Profile = "a b" }, "tools.profile"},
 	} {
-		base := core.DefaultConfig("v1")
+		base := DefaultBase("v1")
 		tc.tweak(&base)
 		_, err := ServerOptions(base, mcp.Options{})
-		var ce *core.ConfigError
-		if !errors.As(err, &ce) || ce.Key != tc.key || ce.Env != core.EnvName(tc.key) {
+		var ce *Error
+		if !errors.As(err, &ce) || ce.Key != tc.key || ce.Env != EnvName(tc.key) {
 			t.Errorf("ServerOptions with a bad %s = %v, want a ConfigError of it", tc.key, err)
 		}
 	}
@@ -109,7 +108,7 @@ func TestServerOptionsToolSetErrors(t *testing.T) {
 // The defaults of the configuration are the defaults of mcp.Options: a
 // server built from either has the same limits.
 func TestServerOptionsDefaultsAgreeWithMCP(t *testing.T) {
-	opts, err := ServerOptions(core.DefaultConfig("v1"), mcp.Options{})
+	opts, err := ServerOptions(DefaultBase("v1"), mcp.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -144,11 +144,11 @@ func New(opts Options) (*Console, error) {
 	if cfg.PageSize <= 0 {
 		cfg.PageSize = def.PageSize
 	}
-	if cfg.PollIntervalMs <= 0 {
-		cfg.PollIntervalMs = def.PollIntervalMs
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = def.PollInterval
 	}
-	if cfg.SessionTTLMs <= 0 {
-		cfg.SessionTTLMs = def.SessionTTLMs
+	if cfg.SessionTTL <= 0 {
+		cfg.SessionTTL = def.SessionTTL
 	}
 	db, err := store.New(store.Options{Dir: opts.StoreDir, BusyTimeout: opts.BusyTimeout, Clock: opts.Clock})
 	if err != nil {
@@ -171,7 +171,7 @@ func New(opts Options) (*Console, error) {
 	}
 	c := &Console{opts: opts, cfg: cfg, log: opts.Logger, clock: opts.Clock, ids: opts.IDs, db: db, guard: g,
 		journal:  &journalView{dir: opts.DataDir, src: opts.Journal, now: opts.Clock.Now, limit: maxInboxMessages},
-		sessions: &sessions{ttl: time.Duration(cfg.SessionTTLMs) * time.Millisecond, byID: map[string]*browserSession{}},
+		sessions: &sessions{ttl: cfg.SessionTTL, byID: map[string]*browserSession{}},
 		pages:    pages, assets: assets}
 	c.live = newHub(c)
 	return c, nil
@@ -269,7 +269,7 @@ func (c *Console) session(r *http.Request) (*browserSession, string) {
 
 func (c *Console) setCookie(w http.ResponseWriter, sid string) {
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: sid, Path: c.opts.Prefix, HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, MaxAge: c.cfg.SessionTTLMs / 1000})
+		SameSite: http.SameSiteStrictMode, MaxAge: int(c.cfg.SessionTTL / time.Second)})
 }
 
 // signin shows the sign-in form (GET) and checks the pasted token (POST).

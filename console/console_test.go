@@ -13,10 +13,10 @@ import (
 
 	"github.com/mcprt/mcprt/aacp/broker"
 	"github.com/mcprt/mcprt/aacp/envelope"
-	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/domain/memory"
 	"github.com/mcprt/mcprt/domain/session"
 	"github.com/mcprt/mcprt/domain/trace"
+	"github.com/mcprt/mcprt/tools/messaging"
 )
 
 func TestSignIn(t *testing.T) {
@@ -63,7 +63,7 @@ func TestSignIn(t *testing.T) {
 }
 
 func TestNoTokenGivesASession(t *testing.T) {
-	f := newFixture(t, func(o *Options, _ *core.AACPConfig) { o.Token = "" })
+	f := newFixture(t, func(o *Options, _ *messaging.Config) { o.Token = "" })
 	if code, _ := f.get(""); code != http.StatusOK {
 		t.Fatalf("GET / without a configured token: %d, want 200", code)
 	}
@@ -302,7 +302,7 @@ func TestReservationsAndTasks(t *testing.T) {
 	res := &fakeReservations{list: []Reservation{{ID: "r1", AgentID: "agent-b", Path: "src/<b>.go", Exclusive: true, CreatedAt: time.Now()}}}
 	tasks := fakeTasks{{ID: "t3", Title: "ship", Status: "done"}, {ID: "t1", Title: "write docs", Status: "claimed", Assignee: "agent-b", DependsOn: []string{"t0"}},
 		{ID: "t0", Title: "outline", Status: "open"}}
-	f := newFixture(t, func(o *Options, _ *core.AACPConfig) { o.Reservations, o.Tasks = res, tasks })
+	f := newFixture(t, func(o *Options, _ *messaging.Config) { o.Reservations, o.Tasks = res, tasks })
 	f.signIn()
 	if code, body := f.get("reservations"); code != 200 || !strings.Contains(body, "src/&lt;b&gt;.go") {
 		t.Fatalf("reservations: %d\n%s", code, body)

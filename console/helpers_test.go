@@ -30,16 +30,16 @@ type fixture struct {
 	c      *Console
 	srv    *httptest.Server
 	client *http.Client
-	aacp   core.AACPConfig
+	aacp   messaging.Config
 }
 
-func newFixture(t *testing.T, mod func(*Options, *core.AACPConfig)) *fixture {
+func newFixture(t *testing.T, mod func(*Options, *messaging.Config)) *fixture {
 	t.Helper()
 	dir := t.TempDir()
-	acfg := core.DefaultConfig("test").AACP
+	acfg := messaging.DefaultConfig()
 	acfg.DataDir, acfg.AgentID, acfg.AgentType = dir, "human", "Manager"
 	opts := Options{Config: DefaultConfig(), DataDir: dir, StoreDir: dir + "/store", PoliciesDir: dir + "/policies", Token: testToken}
-	opts.Config.PollIntervalMs = 50
+	opts.Config.PollInterval = 50 * time.Millisecond
 	if mod != nil {
 		mod(&opts, &acfg)
 	}

@@ -56,7 +56,7 @@ type hub struct {
 func newHub(c *Console) *hub {
 	h := &hub{c: c, subs: map[chan string]struct{}{}}
 	h.watcher = c.db.NewWatcher(store.WatchOptions{
-		Interval: time.Duration(c.cfg.PollIntervalMs) * time.Millisecond, Clock: c.clock,
+		Interval: c.cfg.PollInterval, Clock: c.clock,
 		Active: func() bool {
 			h.mu.Lock()
 			defer h.mu.Unlock()
@@ -171,7 +171,7 @@ func (h *hub) catchUp(ctx context.Context) {
 // poll looks at the journal and the interface sources every poll
 // interval until ctx ends.
 func (h *hub) poll(ctx context.Context) {
-	interval := time.Duration(h.c.cfg.PollIntervalMs) * time.Millisecond
+	interval := h.c.cfg.PollInterval
 	for {
 		h.publish(h.look(ctx))
 		if !sleep(ctx, h.c.clock, interval) {

@@ -11,7 +11,7 @@ import (
 	"github.com/mcprt/mcprt/aacp/broker"
 	"github.com/mcprt/mcprt/aacp/envelope"
 	"github.com/mcprt/mcprt/aacp/journal"
-	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/tools/messaging"
 )
 
 // memSource is a JournalSource over one in-memory journal: the stores it
@@ -34,7 +34,7 @@ func (s *memSource) Version(context.Context) (uint64, error)     { return s.vers
 // journal), and reads them again when the source's version moves.
 func TestJournalSource(t *testing.T) {
 	src := &memSource{mem: journal.NewMemory()}
-	f := newFixture(t, func(o *Options, _ *core.AACPConfig) { o.Journal = src })
+	f := newFixture(t, func(o *Options, _ *messaging.Config) { o.Journal = src })
 	f.signIn()
 	ctx := context.Background()
 	b, err := broker.Open(broker.Options{Store: src.mem, Manual: true})

@@ -80,12 +80,13 @@ func ReadRegularFile(path string, limit int64) ([]byte, error) {
 }
 
 func notRegular(path string, m fs.FileMode) *Error {
-	return NewError(CodeInvalidArgument, fmt.Sprintf("%s is not a regular file (%s); give a JSON file", path, fileKind(m))).
+	return NewError(CodeInvalidArgument, fmt.Sprintf("%s is not a regular file (%s); give a JSON file", path, FileKind(m))).
 		WithDetail("file", path)
 }
 
-// fileKind names the type of a non-regular file for a message.
-func fileKind(m fs.FileMode) string {
+// FileKind names the type of a non-regular file (directory, symbolic
+// link, named pipe, socket, device) for a message.
+func FileKind(m fs.FileMode) string {
 	switch {
 	case m&fs.ModeNamedPipe != 0:
 		return "a named pipe (FIFO)"

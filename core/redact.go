@@ -31,6 +31,12 @@ const invalidJSONValue = "[INVALID JSON]"
 // maxFastKeyLen bounds the keys IsRedacted lowercases on the stack.
 const maxFastKeyLen = 64
 
+// DefaultRedactKeys returns the default redaction keys: the keys whose
+// values logs show as "[REDACTED]" unless configured otherwise.
+func DefaultRedactKeys() []string {
+	return []string{"token", "key", "secret", "password", "apiKey", "authorization", "bearer", "session", "cookie"}
+}
+
 // Redactor redacts and sanitizes values: see NewLogger for the rules. It
 // is immutable after
 // NewRedactor and safe for concurrent use. A nil *Redactor redacts nothing

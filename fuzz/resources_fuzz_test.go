@@ -18,6 +18,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/fixtures"
 	"github.com/mcprt/mcprt/jsonrpc"
@@ -243,8 +244,8 @@ func oneRequestLine(method, first, second string, data []byte, pos int) []byte {
 // demoServer is the TEST-mode server the resources and prompts targets
 // share: what they send changes nothing on it.
 var demoServer = sync.OnceValues(func() (*mcp.Server, error) {
-	cfg := core.DefaultConfig("fuzz")
-	cfg.Server.Mode = core.ModeTest
+	cfg := config.DefaultBase("fuzz")
+	cfg.Server.Mode = mcp.ModeTest
 	cfg.Transport.MaxMessageBytes = toolCallMaxLine
 	srv, err := mcp.NewServer(serverOptions(cfg, mcp.Options{Logger: core.NewLogger(io.Discard, core.LogOptions{})}))
 	if err != nil {

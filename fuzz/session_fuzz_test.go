@@ -239,7 +239,7 @@ func FuzzSession(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		input, version := sessionInput(data)
-		cfg := core.DefaultConfig("fuzz")
+		cfg := config.DefaultBase("fuzz")
 		cfg.Transport.MaxMessageBytes = sessionMaxMessageBytes
 		srv, err := mcp.NewServer(serverOptions(cfg, mcp.Options{IDs: &core.SequenceGenerator{}}))
 		if err != nil {
@@ -379,7 +379,7 @@ func sessionSeeds() []seed {
 
 // serverOptions is opts with the settings of cfg, mapped as the binary maps
 // them (config.ServerOptions); a mapping error panics, failing the test.
-func serverOptions(cfg core.Config, opts mcp.Options) mcp.Options {
+func serverOptions(cfg config.Base, opts mcp.Options) mcp.Options {
 	o, err := config.ServerOptions(cfg, opts)
 	if err != nil {
 		panic(fmt.Sprintf("config.ServerOptions: %v", err))

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/aacp"
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/fixtures"
 	"github.com/mcprt/mcprt/jsonrpc"
@@ -156,11 +157,11 @@ func toolCallTooCostly(line []byte) bool {
 // runToolCall serves the handshake and line on a fresh server and checks
 // the output and the completion records.
 func runToolCall(t *testing.T, line []byte, version string) {
-	cfg := core.DefaultConfig("fuzz")
-	cfg.Server.Mode = core.ModeTest
+	cfg := config.DefaultBase("fuzz")
+	cfg.Server.Mode = mcp.ModeTest
 	cfg.Tools.MaxPayloadBytes = toolCallMaxPayload
 	cfg.Tools.MaxResultBytes = toolCallMaxResult
-	cfg.Tools.DefaultTimeoutMs = toolCallTimeoutMs
+	cfg.Tools.DefaultTimeout = toolCallTimeoutMs * time.Millisecond
 	cfg.Transport.MaxMessageBytes = toolCallMaxLine
 	var logs lockedBuffer
 	srv, err := mcp.NewServer(serverOptions(cfg, mcp.Options{IDs: &core.SequenceGenerator{},

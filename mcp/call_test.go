@@ -139,8 +139,8 @@ func (f *fixture) setup(t *testing.T) func(*Server) {
 func TestCallPipelineErrors(t *testing.T) {
 	forEachTransport(t, func(t *testing.T, tr transportKind) {
 		cfg := testConfig()
-		cfg.Tools.MaxPayloadBytes = 64
-		cfg.Tools.MaxResultBytes = 1000
+		cfg.Limits.MaxPayloadBytes = 64
+		cfg.Limits.MaxResultBytes = 1000
 		c := newTestClient(t, tr, cfg, Options{}, newFixture().setup(t), Version20251125)
 
 		tests := []struct {

@@ -13,7 +13,7 @@ import (
 func TestSlotHeldAfterTimeout(t *testing.T) {
 	forEachTransport(t, func(t *testing.T, tr transportKind) {
 		cfg := testConfig()
-		cfg.Resources.MaxConcurrentExecutions = 1
+		cfg.Limits.MaxConcurrentExecutions = 1
 		f := newFixture()
 		c := newTestClient(t, tr, cfg, Options{}, f.setup(t), Version20251125)
 		res := c.call("1", "stubborn", "")

@@ -26,7 +26,7 @@ type peer struct {
 type peerOptions struct {
 	version string // "" means LatestVersion
 	caps    string // the client's capabilities ("" means {})
-	cfg     *core.Config
+	cfg     *Options
 	manual  bool // drive the server's clock by hand
 	tools   []Tool
 }

@@ -152,7 +152,7 @@ func testClientRequest(t *testing.T, k clientRequestKind, mode string) {
 		caps = `{}`
 	}
 	cfg := testConfig()
-	cfg.Tools.ClientRequestTimeoutMs = 1500
+	cfg.Limits.ClientRequestTimeout = 1500 * time.Millisecond
 	p := newPeer(t, peerOptions{version: k.version, caps: caps, cfg: &cfg, manual: true,
 		tools: []Tool{askTool(k, outcomes)}})
 	id := p.startCall("ask", "", "")

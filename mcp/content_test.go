@@ -185,7 +185,7 @@ func TestClientMessagesMatchSchema(t *testing.T) {
 			})
 			caps := `{"roots":{"listChanged":true},"sampling":{},"elicitation":{}}`
 			cfg := testConfig()
-			cfg.Tools.ClientRequestTimeoutMs = 1000
+			cfg.Limits.ClientRequestTimeout = 1000 * time.Millisecond
 			p := newPeer(t, peerOptions{version: v, caps: caps, cfg: &cfg, manual: true, tools: []Tool{chatty}})
 			id := p.startCall("chatty", "", `{"progressToken":"p1"}`)
 			answers := map[string]string{

@@ -62,7 +62,7 @@
 // # Tool profiles
 //
 // Each session sees a ToolSet: the tools its tools/list shows and its
-// tools/call finds. It is chosen by profile names (core.ToolProfiles, and
+// tools/call finds. It is chosen by profile names (Options.Profiles, and
 // "full" for every tool), tool names and name prefixes ending in "*":
 // the server's tools.enabled when not empty, else tools.profile (default
 // full), unless the transport passes the session's own choice

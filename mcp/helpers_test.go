@@ -208,52 +208,72 @@ func recordsOf(recs []map[string]any, runID any) string {
 	return strings.Join(seq, ",")
 }
 
-// withConfig returns opts with the settings of cfg (opts' own Name and
-// Version win), mapped as mcprt's
-// binary maps its configuration (package config, which these tests
-// cannot import): the tests keep describing servers by the keys users
-// set.
-func withConfig(t testing.TB, opts Options, cfg core.Config) Options {
-	t.Helper()
-	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
-	opts.Name, opts.Version = cmp.Or(opts.Name, cfg.Server.Name), cmp.Or(opts.Version, cfg.Server.Version)
-	opts.Instructions, opts.Mode = cfg.Server.Instructions, cfg.Server.Mode
-	opts.Limits = Limits{
-		MaxMessageBytes: cfg.Transport.MaxMessageBytes, MaxOutputBytes: cfg.Transport.MaxOutputBytes,
-		MaxInFlight: cfg.Transport.MaxInFlight, MaxBatchResponseBytes: cfg.Transport.MaxBatchResponseBytes,
-		MaxConcurrentExecutions: cfg.Resources.MaxConcurrentExecutions, MaxPayloadBytes: cfg.Tools.MaxPayloadBytes,
-		MaxResultBytes: cfg.Tools.MaxResultBytes, PageSize: cfg.Tools.PageSize, ToolTimeout: ms(cfg.Tools.DefaultTimeoutMs),
-		ClientRequestTimeout: ms(cfg.Tools.ClientRequestTimeoutMs), ShutdownTimeout: ms(cfg.Server.ShutdownTimeoutMs),
+// withConfig returns opts with the configured fields of cfg: its
+// instructions, mode, limits, stateless hints and redaction keys, its
+// tools and profiles when it has them, and its name and version unless
+// opts has its own. The other fields (logger, clock, ids, transport, ...)
+// stay as opts has them.
+func withConfig(opts, cfg Options) Options {
+	opts.Name, opts.Version = cmp.Or(opts.Name, cfg.Name), cmp.Or(opts.Version, cfg.Version)
+	opts.Instructions, opts.Mode = cfg.Instructions, cfg.Mode
+	opts.Limits, opts.Stateless, opts.RedactKeys = cfg.Limits, cfg.Stateless, cfg.RedactKeys
+	if cfg.Tools != nil {
+		opts.Tools = cfg.Tools
 	}
-	opts.Stateless = StatelessOptions{RequestStateTTL: ms(cfg.Stateless.RequestStateTTLMs), ListTTL: ms(cfg.Stateless.ListTTLMs),
-		ReadTTL: ms(cfg.Stateless.ReadTTLMs), CacheScope: cfg.Stateless.CacheScope}
-	opts.RedactKeys = cfg.Logging.RedactKeys
-	entries := cfg.Tools.Enabled
-	if len(entries) == 0 && cfg.Tools.Profile != "" && cfg.Tools.Profile != core.ToolProfileFull {
-		entries = []string{cfg.Tools.Profile}
-	}
-	if len(entries) > 0 {
-		set, err := ParseToolSet(entries)
-		if err != nil {
-			t.Fatalf("tools %v: %v", entries, err)
-		}
-		opts.Tools = set
+	if cfg.Profiles != nil {
+		opts.Profiles = cfg.Profiles
 	}
 	return opts
 }
 
-func testConfig() core.Config {
-	cfg := core.DefaultConfig("test")
-	cfg.Logging.Level = "debug"
-	return cfg
+// testConfig returns the options of a server as the mcprt binary
+// configures one by default (version "test"): the tests describe servers
+// by changing them.
+func testConfig() Options {
+	return Options{
+		Name: "mcprt", Version: "test", Mode: ModeFull,
+		Limits: Limits{MaxMessageBytes: 4194304, MaxOutputBytes: 1048576, MaxInFlight: 1024, MaxBatchResponseBytes: 16777216,
+			MaxConcurrentExecutions: 10, MaxPayloadBytes: 1048576, MaxResultBytes: 10485760, PageSize: 100,
+			ToolTimeout: 30 * time.Second, ClientRequestTimeout: time.Minute, ShutdownTimeout: 10 * time.Second},
+		Stateless:  StatelessOptions{RequestStateTTL: 10 * time.Minute, CacheScope: "private"},
+		RedactKeys: core.DefaultRedactKeys(),
+		Profiles:   testProfiles(),
+	}
+}
+
+// testProfiles are named tool sets shaped like the mcprt binary's
+// (config.ToolProfiles), for the tests of how profiles choose tools.
+func testProfiles() map[string][]string {
+	return map[string][]string{
+		"core": {"aacp_send", "aacp_receive", "aacp_ack", "aacp_peek", "aacp_reply",
+			"memory_store", "memory_search", "memory_retrieve",
+			"reserve_paths", "check_reservations", "release_reservations",
+			"task_claim", "task_update", "coord_start", "coord_finish", "server_ping"},
+		"messaging": {"aacp_*", "coord_start", "coord_finish", "server_ping"},
+		"memory":    {"memory_*", "server_ping"},
+		"coordination": {"reserve_paths", "renew_reservations", "release_reservations", "check_reservations",
+			"list_reservations", "force_release_reservation", "task_*", "coord_start", "coord_finish", "server_ping"},
+		"governance": {"guard_*", "session_*", "trace_*", "workflow_*", "list_reservations", "check_reservations",
+			"force_release_reservation", "task_list", "task_get", "server_ping", "health"},
+	}
+}
+
+// toolSet is the ToolSet of entries; a bad entry fails the test.
+func toolSet(t testing.TB, entries ...string) *ToolSet {
+	t.Helper()
+	set, err := ParseToolSet(entries, testProfiles())
+	if err != nil {
+		t.Fatalf("tools %v: %v", entries, err)
+	}
+	return set
 }
 
 // newTestServer builds a server with cfg logging into a syncBuffer, and
 // lets setup register tools.
-func newTestServer(t *testing.T, cfg core.Config, opts Options, setup func(*Server)) (*Server, *syncBuffer) {
+func newTestServer(t *testing.T, cfg Options, opts Options, setup func(*Server)) (*Server, *syncBuffer) {
 	t.Helper()
 	logBuf := &syncBuffer{}
-	opts = withConfig(t, opts, cfg)
+	opts = withConfig(opts, cfg)
 	if opts.Logger == nil {
 		opts.Logger = core.NewLogger(logBuf, core.LogOptions{Level: slog.LevelDebug})
 	}
@@ -285,7 +305,7 @@ type testClient struct {
 // newTestClient builds a server with cfg, lets setup register tools,
 // starts a session over tr and completes the handshake with the given
 // revision ("" skips the handshake).
-func newTestClient(t *testing.T, tr transportKind, cfg core.Config, opts Options, setup func(*Server), version string) *testClient {
+func newTestClient(t *testing.T, tr transportKind, cfg Options, opts Options, setup func(*Server), version string) *testClient {
 	t.Helper()
 	srv, logBuf := newTestServer(t, cfg, opts, setup)
 	return connectTestClient(t, tr, srv, logBuf, version)

@@ -14,10 +14,10 @@ import (
 // invokeServer is a server with the tools InvokeTool is tested on.
 func invokeServer(t *testing.T) (*Server, *core.ManualClock) {
 	t.Helper()
-	cfg := core.DefaultConfig("test")
-	cfg.Tools.MaxPayloadBytes = 1024
+	cfg := testConfig()
+	cfg.Limits.MaxPayloadBytes = 1024
 	clock := core.NewManualClock(time.Unix(0, 0))
-	srv, err := NewServer(withConfig(t, Options{Clock: clock}, cfg))
+	srv, err := NewServer(withConfig(Options{Clock: clock}, cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,9 @@ import (
 
 // ToolSet is the set of tools a session sees in tools/list and may call:
 // a tool outside it is answered like one that does not exist (NOT_FOUND).
-// It is chosen by entries, each a profile name (core.ToolProfiles, or
-// "full" for every tool), a tool name, or a name prefix ending in "*".
+// It is chosen by entries, each a profile name (a key of the profiles
+// given, or "full" for every tool), a tool name, or a name prefix ending
+// in "*".
 // A ToolSet is immutable; the nil *ToolSet allows every tool.
 type ToolSet struct {
 	label    string // how it was chosen, for errors: "core" or "memory_store,trace_*"
@@ -24,22 +25,24 @@ type ToolSet struct {
 // is neither a profile name nor a tool name or prefix is an error; a name
 // no registered tool has is allowed (it matches nothing). No entries is an
 // error: a session with no tools is never what was meant.
-func ParseToolSet(entries []string) (*ToolSet, error) {
+//
+// profiles names tool sets (Options.Profiles): each a list of tool names
+// and name prefixes ending in "*"; nil names none besides "full".
+func ParseToolSet(entries []string, profiles map[string][]string) (*ToolSet, error) {
 	if len(entries) == 0 {
-		return nil, fmt.Errorf("no tools chosen: name a profile (%s) or tools", profileNames())
+		return nil, fmt.Errorf("no tools chosen: name a profile (%s) or tools", profileNames(profiles))
 	}
-	profiles := core.ToolProfiles()
 	t := &ToolSet{label: strings.Join(entries, ","), names: map[string]bool{}}
 	for _, e := range entries {
 		e = strings.TrimSpace(e)
-		if e == core.ToolProfileFull || e == "*" {
+		if e == ToolProfileFull || e == "*" {
 			t.all = true
 			continue
 		}
 		patterns, isProfile := profiles[e]
 		if !isProfile {
-			if !core.ValidToolPattern(e) {
-				return nil, fmt.Errorf("%q is not a profile (%s), a tool name or a name prefix ending in *", e, profileNames())
+			if !ValidToolPattern(e) {
+				return nil, fmt.Errorf("%q is not a profile (%s), a tool name or a name prefix ending in *", e, profileNames(profiles))
 			}
 			patterns = []string{e}
 		}
@@ -55,13 +58,32 @@ func ParseToolSet(entries []string) (*ToolSet, error) {
 }
 
 // profileNames lists the profile names for messages.
-func profileNames() string {
-	names := []string{core.ToolProfileFull}
-	for n := range core.ToolProfiles() {
+func profileNames(profiles map[string][]string) string {
+	names := []string{ToolProfileFull}
+	for n := range profiles {
 		names = append(names, n)
 	}
 	slices.Sort(names)
 	return strings.Join(names, ", ")
+}
+
+// ToolProfileFull is the profile name of every tool: a ToolSet chosen by
+// it (or by "*") allows every tool, whatever Options.Profiles holds.
+const ToolProfileFull = "full"
+
+// ValidToolPattern reports whether p is a tool name, or a tool name prefix
+// followed by "*" (a lone "*" matches every tool).
+func ValidToolPattern(p string) bool {
+	name := strings.TrimSuffix(p, "*")
+	if len(name) > 128 || (name == "" && p != "*") {
+		return false
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 // Allows reports whether the set has the tool called name.
@@ -80,7 +102,7 @@ func (t *ToolSet) Allows(name string) bool {
 // String says how the set was chosen ("full" for the nil set).
 func (t *ToolSet) String() string {
 	if t == nil {
-		return core.ToolProfileFull
+		return ToolProfileFull
 	}
 	return t.label
 }
@@ -97,16 +119,16 @@ func (s *Server) SessionToolSet(spec string) (*ToolSet, error) {
 			entries = append(entries, e)
 		}
 	}
-	t, err := ParseToolSet(entries)
+	profiles := s.opts.Profiles
+	t, err := ParseToolSet(entries, profiles)
 	if err != nil {
 		return nil, err
 	}
-	profiles := core.ToolProfiles()
 	for _, e := range entries {
-		if _, isProfile := profiles[e]; isProfile || e == core.ToolProfileFull || e == "*" {
+		if _, isProfile := profiles[e]; isProfile || e == ToolProfileFull || e == "*" {
 			continue
 		}
-		one, _ := ParseToolSet([]string{e})
+		one, _ := ParseToolSet([]string{e}, nil)
 		if !slices.ContainsFunc(s.tools.all(), func(rt *registeredTool) bool { return one.Allows(rt.def.Name) }) {
 			return nil, fmt.Errorf("%q names no tool of this server; tools/list of profile full shows them all", e)
 		}

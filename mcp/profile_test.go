@@ -35,7 +35,7 @@ func TestParseToolSet(t *testing.T) {
 		{"unknown profile-like name is a tool name", []string{"small"}, []string{"small"}, []string{"memory_store"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ts, err := ParseToolSet(tc.entries)
+			ts, err := ParseToolSet(tc.entries, testProfiles())
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err = %v, want one containing %q", err, tc.err)
@@ -69,12 +69,12 @@ func TestToolSetUnion(t *testing.T) {
 	names := []string{"aacp_send", "memory_delete", "guard_check", "trace_tree", "echo", "health", "session_x", "other"}
 	for i := range parts {
 		for j := range parts {
-			union, err := ParseToolSet(append(slices.Clone(parts[i]), parts[j]...))
+			union, err := ParseToolSet(append(slices.Clone(parts[i]), parts[j]...), testProfiles())
 			if err != nil {
 				t.Fatal(err)
 			}
-			a, _ := ParseToolSet(parts[i])
-			b, _ := ParseToolSet(parts[j])
+			a, _ := ParseToolSet(parts[i], testProfiles())
+			b, _ := ParseToolSet(parts[j], testProfiles())
 			for _, n := range names {
 				if got, want := union.Allows(n), a.Allows(n) || b.Allows(n); got != want {
 					t.Errorf("%v ∪ %v allows %q = %v, want %v", parts[i], parts[j], n, got, want)
@@ -136,9 +136,12 @@ func TestToolProfilesListAndCall(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := testConfig()
-			cfg.Tools.Profile, cfg.Tools.PageSize = tc.profile, 2 // pages of two: filtering happens before paging
+			cfg.Limits.PageSize = 2 // pages of two: filtering happens before paging
+			if tc.profile != ToolProfileFull {
+				cfg.Tools = toolSet(t, tc.profile)
+			}
 			if tc.enabled != nil {
-				cfg.Tools.Enabled = tc.enabled
+				cfg.Tools = toolSet(t, tc.enabled...) // enabled replaces the profile
 			}
 			srv, logBuf := newTestServer(t, cfg, Options{}, func(s *Server) { registerNamed(t, s, all...) })
 			var c *testClient

@@ -135,7 +135,7 @@ func TestPromptsAcrossRevisions(t *testing.T) {
 // TestPromptGetErrors: bad params, unknown prompts and missing arguments
 // are -32602 naming what is wrong; handler failures are -32603.
 func TestPromptGetErrors(t *testing.T) {
-	c := resourceClient(t, Version20251125, func(cfg *core.Config) { cfg.Tools.MaxResultBytes = 1024 },
+	c := resourceClient(t, Version20251125, func(cfg *Options) { cfg.Limits.MaxResultBytes = 1024 },
 		func(s *Server) { addPromptFixtures(t, s) })
 	m := MethodPromptsGet
 	runBadParams(t, c, []badParams{
@@ -169,7 +169,7 @@ func TestPromptGetErrors(t *testing.T) {
 // TestPromptsListChanged: adding and removing prompts tells running
 // sessions; prompts/list pages like the other lists.
 func TestPromptsListChanged(t *testing.T) {
-	c := resourceClient(t, Version20251125, func(cfg *core.Config) { cfg.Tools.PageSize = 2 }, nil)
+	c := resourceClient(t, Version20251125, func(cfg *Options) { cfg.Limits.PageSize = 2 }, nil)
 	plain := func(context.Context, *GetPromptRequest) (*GetPromptResult, error) { return &GetPromptResult{}, nil }
 	for _, n := range []string{"c", "a", "b"} {
 		if err := c.srv.AddPrompt(Prompt{Name: n}, plain); err != nil {

@@ -172,8 +172,9 @@ func TestPropertyLifecycleGate(t *testing.T) {
 }
 
 func testPropertyLifecycleGate(t *testing.T, tr transportKind) {
-	cfg := core.DefaultConfig("prop")
-	srv, err := NewServer(withConfig(t, Options{IDs: &core.SequenceGenerator{}}, cfg))
+	cfg := testConfig()
+	cfg.Version = "prop"
+	srv, err := NewServer(withConfig(Options{IDs: &core.SequenceGenerator{}}, cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

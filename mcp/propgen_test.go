@@ -1,6 +1,8 @@
 package mcp
 
-import "math/rand/v2"
+import (
+	"math/rand/v2"
+)
 
 // propRand is the property tests' random source: a math/rand/v2 PCG
 // generator from a fixed seed, so every run generates the same cases.

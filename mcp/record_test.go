@@ -22,7 +22,7 @@ func TestWrapResultLimit(t *testing.T) {
 func testWrapResultLimit(t *testing.T, tr transportKind) {
 	const limit = 1000
 	cfg := testConfig()
-	cfg.Tools.MaxResultBytes = limit
+	cfg.Limits.MaxResultBytes = limit
 	var n int // the size the next call's result is made to have
 	c := newTestClient(t, transportMemory, cfg, Options{}, func(s *Server) {
 		for name, h := range map[string]ToolHandler{
@@ -82,7 +82,7 @@ func TestWrapHugeResultMemory(t *testing.T) {
 func testWrapHugeResultMemory(t *testing.T, tr transportKind) {
 	const limit = 1 << 20
 	cfg := testConfig()
-	cfg.Tools.MaxResultBytes = limit
+	cfg.Limits.MaxResultBytes = limit
 	huge := strings.Repeat("x", 64<<20)
 	c := newTestClient(t, transportMemory, cfg, Options{}, func(s *Server) {
 		for name, v := range map[string]any{"str": huge, "obj": map[string]any{"s": huge}, "full": &CallToolResult{

@@ -114,7 +114,7 @@ func TestRegistryPageEdges(t *testing.T) {
 func TestToolsListPageEdges(t *testing.T) {
 	forEachTransport(t, func(t *testing.T, tr transportKind) {
 		cfg := testConfig()
-		cfg.Tools.PageSize = 2
+		cfg.Limits.PageSize = 2
 		c := newTestClient(t, tr, cfg, Options{}, nil, Version20251125)
 		list := func(id, params string) (names []string, next any) {
 			t.Helper()

@@ -84,7 +84,7 @@ func rsClient(t *testing.T, opts Options, ttlMs int) *testClient {
 	t.Helper()
 	cfg := testConfig()
 	if ttlMs > 0 {
-		cfg.Stateless.RequestStateTTLMs = ttlMs
+		cfg.Stateless.RequestStateTTL = time.Duration(ttlMs) * time.Millisecond
 	}
 	return newTestClient(t, transportMemory, cfg, opts, rsSetup, "")
 }

@@ -170,7 +170,7 @@ func addResourceFixtures(t *testing.T, s *Server) {
 
 // resourceClient starts a running session of a server with the resource
 // fixtures, under revision version.
-func resourceClient(t *testing.T, version string, edit func(*core.Config), setup func(*Server)) *testClient {
+func resourceClient(t *testing.T, version string, edit func(*Options), setup func(*Server)) *testClient {
 	t.Helper()
 	cfg := testConfig()
 	if edit != nil {

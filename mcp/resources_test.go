@@ -104,7 +104,7 @@ func TestResourceRead(t *testing.T) {
 // NOT_FOUND are -32002 with data {code, uri}; handler failures are -32603
 // saying what failed; bad params are -32602.
 func TestResourceReadErrors(t *testing.T) {
-	c := resourceClient(t, Version20251125, func(cfg *core.Config) { cfg.Tools.MaxResultBytes = 1024 },
+	c := resourceClient(t, Version20251125, func(cfg *Options) { cfg.Limits.MaxResultBytes = 1024 },
 		func(s *Server) { addResourceFixtures(t, s) })
 	notFound := []struct{ uri, want string }{
 		{"file:///nope.txt", "resources/list"},
@@ -193,7 +193,7 @@ func TestResourcesPagination(t *testing.T) {
 		}
 	}
 	for _, size := range []int{1, 2, n - 1, n, n + 1} {
-		c := resourceClient(t, Version20251125, func(cfg *core.Config) { cfg.Tools.PageSize = size }, setup)
+		c := resourceClient(t, Version20251125, func(cfg *Options) { cfg.Limits.PageSize = size }, setup)
 		for _, lm := range []struct{ method, key string }{
 			{MethodResourcesList, "resources"}, {MethodResourcesTemplatesList, "resourceTemplates"}} {
 			var got int
@@ -221,7 +221,7 @@ func TestResourcesPagination(t *testing.T) {
 			}
 		}
 	}
-	c := resourceClient(t, Version20251125, func(cfg *core.Config) { cfg.Tools.PageSize = 2 }, setup)
+	c := resourceClient(t, Version20251125, func(cfg *Options) { cfg.Limits.PageSize = 2 }, setup)
 	next := decode(t, c.rpc(MethodResourcesList, ``).ok(t, "list"))["nextCursor"].(string)
 	// A resources cursor is no cursor of the templates, nor of prompts.
 	runBadParams(t, c, []badParams{

@@ -16,7 +16,7 @@ func TestRunReturnsPromptlyWhenIdle(t *testing.T) {
 		cfg := testConfig()
 		// Far longer than the guard: Run must not wait for it when no
 		// handler runs.
-		cfg.Server.ShutdownTimeoutMs = int(10 * guard / time.Millisecond)
+		cfg.Limits.ShutdownTimeout = 10 * guard
 		srv, logs := newTestServer(t, cfg, Options{}, nil)
 
 		ctx, cancel := context.WithCancel(context.Background())
@@ -56,7 +56,7 @@ func TestRunReturnsPromptlyWhenIdle(t *testing.T) {
 func TestRunShutdownAbortsDeafHandler(t *testing.T) {
 	forEachTransport(t, func(t *testing.T, tr transportKind) {
 		cfg := testConfig()
-		cfg.Server.ShutdownTimeoutMs = 20
+		cfg.Limits.ShutdownTimeout = 20 * time.Millisecond
 		gate := make(chan struct{})
 		started := make(chan *Session, 1)
 		returned := make(chan struct{})

@@ -22,13 +22,18 @@ type Options struct {
 	// Instructions is the initialize result's instructions for the model;
 	// empty means none.
 	Instructions string
-	// Mode decides which tools are admitted (core.ModeFull, ModeReadOnly,
-	// ModeMinimal, ModeTest; see AddTool); empty means core.ModeFull.
+	// Mode decides which tools are admitted (ModeFull, ModeReadOnly,
+	// ModeMinimal, ModeTest; see AddTool); empty means ModeFull.
 	Mode string
 	// Tools is the set of tools sessions see unless they choose their own
 	// (SessionOptions.Tools); nil means every registered tool. Build it
 	// with ParseToolSet.
 	Tools *ToolSet
+	// Profiles names tool sets that Tools and a session's own choice
+	// (Server.SessionToolSet) may name: each a list of tool names and
+	// name prefixes ending in "*". nil names none besides "full" (every
+	// tool).
+	Profiles map[string][]string
 	// Limits bound messages, calls and listings; zero fields get
 	// defaults.
 	Limits Limits
@@ -192,11 +197,11 @@ func (opts Options) resolve() (Options, error) {
 	}
 	switch opts.Mode {
 	case "":
-		opts.Mode = core.ModeFull
-	case core.ModeFull, core.ModeReadOnly, core.ModeMinimal, core.ModeTest:
+		opts.Mode = ModeFull
+	case ModeFull, ModeReadOnly, ModeMinimal, ModeTest:
 	default:
 		return Options{}, fmt.Errorf("mcp: Mode is %q; use one of %s, %s, %s, %s", opts.Mode,
-			core.ModeFull, core.ModeReadOnly, core.ModeMinimal, core.ModeTest)
+			ModeFull, ModeReadOnly, ModeMinimal, ModeTest)
 	}
 	if opts.Name == "" {
 		opts.Name = DefaultName
@@ -317,7 +322,7 @@ const (
 // TransportStdio is the name of the stdio transport.
 const TransportStdio = "stdio"
 
-// Mode returns the server's mode (Options.Mode, core.ModeFull by
+// Mode returns the server's mode (Options.Mode, ModeFull by
 // default).
 func (s *Server) Mode() string { return s.opts.Mode }
 

@@ -225,9 +225,9 @@ func (s *Server) tool(name string) *registeredTool {
 // MINIMAL only tools marked Essential.
 func (s *Server) Admitted(t *Tool) bool {
 	switch s.opts.Mode {
-	case core.ModeReadOnly:
+	case ModeReadOnly:
 		return t.ReadOnly()
-	case core.ModeMinimal:
+	case ModeMinimal:
 		return t.Essential
 	}
 	return true
@@ -236,9 +236,9 @@ func (s *Server) Admitted(t *Tool) bool {
 // admits says in words what a mode admits, for errors.
 func admits(mode string) string {
 	switch mode {
-	case core.ModeReadOnly:
+	case ModeReadOnly:
 		return "only tools whose annotations say readOnlyHint: true"
-	case core.ModeMinimal:
+	case ModeMinimal:
 		return "only tools marked Essential"
 	}
 	return "every tool"

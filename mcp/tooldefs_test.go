@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/mcprt/mcprt/core"
 )
 
 func TestAddTools(t *testing.T) {
@@ -22,10 +20,10 @@ func TestAddTools(t *testing.T) {
 		added   []string
 		wantErr string // "" for none
 	}{
-		{"both", core.ModeFull, []ToolDef{typed, untyped}, []string{"typed", "untyped"}, ""},
-		{"the mode skips one", core.ModeMinimal, []ToolDef{typed, untyped}, []string{"typed"}, ""},
-		{"a clash stops", core.ModeFull, []ToolDef{typed, typed, untyped}, []string{"typed"}, `register tool "typed"`},
-		{"a zero ToolDef", core.ModeFull, []ToolDef{{Tool: Tool{Name: "z"}}}, nil, `tool "z": a ToolDef must be made with Typed or Untyped`},
+		{"both", ModeFull, []ToolDef{typed, untyped}, []string{"typed", "untyped"}, ""},
+		{"the mode skips one", ModeMinimal, []ToolDef{typed, untyped}, []string{"typed"}, ""},
+		{"a clash stops", ModeFull, []ToolDef{typed, typed, untyped}, []string{"typed"}, `register tool "typed"`},
+		{"a zero ToolDef", ModeFull, []ToolDef{{Tool: Tool{Name: "z"}}}, nil, `tool "z": a ToolDef must be made with Typed or Untyped`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, err := NewServer(Options{Mode: tc.mode})

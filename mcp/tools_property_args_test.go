@@ -148,7 +148,7 @@ func testPropertyArgumentsReachHandlerUnchanged(t *testing.T, tr transportKind) 
 		return map[string]any{"ok": true}, nil
 	}
 	cfg := testConfig()
-	cfg.Tools.MaxPayloadBytes = tpArgsLimit
+	cfg.Limits.MaxPayloadBytes = tpArgsLimit
 	r := newPropRand(propSeed(tpArgsSeed, tr))
 	counts := map[string]int{}
 	perVersion := propShare(tpArgsCalls) / len(SupportedVersions())

@@ -383,8 +383,8 @@ func testPropertyNoCompileDuringCall(t *testing.T, tr transportKind) {
 		var cc tpCompileCase
 		tpCompileGen(&cc, r)
 		cfg := testConfig()
-		cfg.Tools.MaxPayloadBytes = tpCompileLimit
-		cfg.Resources.MaxConcurrentExecutions = 64
+		cfg.Limits.MaxPayloadBytes = tpCompileLimit
+		cfg.Limits.MaxConcurrentExecutions = 64
 		p := newTPConn(t, tr, cfg, Options{}, func(srv *Server) {
 			for ti, s := range cc.schemas {
 				tool := Tool{Name: "t" + strconv.Itoa(ti), InputSchema: json.RawMessage(s.schema()), Handler: tpNoop}

@@ -107,8 +107,8 @@ func testPropertyConcurrencyLimit(t *testing.T, tr transportKind) {
 			return map[string]any{"inUse": st.ConcurrentExecutions}, nil
 		}
 		cfg := testConfig()
-		cfg.Resources.MaxConcurrentExecutions = cc.max
-		cfg.Tools.DefaultTimeoutMs = 1000
+		cfg.Limits.MaxConcurrentExecutions = cc.max
+		cfg.Limits.ToolTimeout = 1000 * time.Millisecond
 		p := newTPConn(t, tr, cfg, Options{}, func(s *Server) {
 			srv = s
 			for _, tl := range []Tool{

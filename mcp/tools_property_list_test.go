@@ -136,7 +136,7 @@ func testPropertyToolsListOrder(t *testing.T, tr transportKind) {
 		var lc tpListCase
 		tpListGen(&lc, r)
 		cfg := testConfig()
-		cfg.Tools.PageSize = lc.pageSize
+		cfg.Limits.PageSize = lc.pageSize
 		p := newTPConn(t, tr, cfg, Options{}, nil, lc.version)
 		model := map[string]bool{}
 		apply := func(op tpListOp) {

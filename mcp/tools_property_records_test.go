@@ -131,8 +131,8 @@ func testPropertyCompletionRecords(t *testing.T, tr transportKind) {
 		var rc tpRecCase
 		tpRecGen(&rc, r)
 		cfg := testConfig()
-		cfg.Tools.MaxPayloadBytes = tpRecLimit
-		cfg.Resources.MaxConcurrentExecutions = 64
+		cfg.Limits.MaxPayloadBytes = tpRecLimit
+		cfg.Limits.MaxConcurrentExecutions = 64
 		p := newTPConn(t, tr, cfg, Options{}, setup, Version20251125)
 		cid := func(k int) string { return "c" + strconv.Itoa(i) + "-" + strconv.Itoa(k) }
 		pending := make([]tpPending, len(rc.calls))

@@ -68,7 +68,7 @@ type tpConn struct {
 // newTPConn builds a server with cfg and opts, lets setup register tools,
 // starts a session over tr and, unless version is "", completes the
 // handshake.
-func newTPConn(t *testing.T, tr transportKind, cfg core.Config, opts Options, setup func(*Server), version string) *tpConn {
+func newTPConn(t *testing.T, tr transportKind, cfg Options, opts Options, setup func(*Server), version string) *tpConn {
 	t.Helper()
 	logs := &syncBuffer{}
 	if opts.Logger == nil {

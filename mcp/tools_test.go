@@ -58,7 +58,7 @@ func TestListChangedAndToolsList(t *testing.T) {
 func TestToolsListPagination(t *testing.T) {
 	forEachTransport(t, func(t *testing.T, tr transportKind) {
 		cfg := testConfig()
-		cfg.Tools.PageSize = 4
+		cfg.Limits.PageSize = 4
 		c := newTestClient(t, tr, cfg, Options{}, newFixture().setup(t), Version20251125)
 		var all []string
 		cursor := ""
@@ -149,14 +149,14 @@ func TestModesAdmission(t *testing.T) {
 	for _, tc := range []struct {
 		mode, want, admits string
 	}{
-		{core.ModeFull, "health,keeper,reader,server_ping,writer", ""},
-		{core.ModeTest, "health,keeper,reader,server_ping,writer", ""},
-		{core.ModeReadOnly, "health,reader,server_ping", "readOnlyHint"},
-		{core.ModeMinimal, "keeper,server_ping", "Essential"},
+		{ModeFull, "health,keeper,reader,server_ping,writer", ""},
+		{ModeTest, "health,keeper,reader,server_ping,writer", ""},
+		{ModeReadOnly, "health,reader,server_ping", "readOnlyHint"},
+		{ModeMinimal, "keeper,server_ping", "Essential"},
 	} {
 		cfg := testConfig()
-		cfg.Server.Mode = tc.mode
-		srv, err := NewServer(withConfig(t, Options{}, cfg))
+		cfg.Mode = tc.mode
+		srv, err := NewServer(withConfig(Options{}, cfg))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,8 @@
 package mcp
 
-import "context"
+import (
+	"context"
+)
 
 // WaitWithoutSlot runs wait, a blocking wait of the tool call whose
 // handler context ctx is (a long poll: aacp_receive with waitMs), without

@@ -11,7 +11,7 @@ import (
 // runs the wait.
 func TestWaitWithoutSlot(t *testing.T) {
 	cfg := testConfig()
-	cfg.Resources.MaxConcurrentExecutions = 1
+	cfg.Limits.MaxConcurrentExecutions = 1
 	waiting, gate := make(chan struct{}), make(chan struct{})
 	setup := func(s *Server) {
 		for _, tl := range []Tool{

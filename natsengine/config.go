@@ -3,8 +3,6 @@ package natsengine
 import (
 	"path/filepath"
 	"time"
-
-	"github.com/mcprt/mcprt/core"
 )
 
 // ConfigPath is the configuration section of this package.
@@ -20,10 +18,10 @@ type Config struct {
 	NkeySeed    string `json:"nkeySeed" help:"Path of a file holding an nkey seed (SU...) the client signs with; empty for none."`
 	CAFile      string `json:"caFile" help:"PEM file of the certificate authority the client trusts for tls:// URLs; empty means the system roots."`
 	Replicas    int    `json:"replicas" config:"min=1,max=5" help:"Replicas of every stream and key-value bucket mcprt creates (3 in a three-node cluster)."`
-	// ConnectTimeoutMs bounds the first connection and stream set-up.
-	ConnectTimeoutMs int `json:"connectTimeoutMs" config:"min=100,max=600000" help:"How long startup waits for the NATS server and its JetStream before failing, in milliseconds."`
-	ClaimTTLMs       int `json:"claimTtlMs" config:"min=1000,max=3600000" help:"Lifetime of an agent claim without renewal, in milliseconds: a crashed host's agents can be taken over this long after it died (the holder renews every third of it)."`
-	DedupWindowMs    int `json:"dedupWindowMs" config:"min=1000,max=86400000" help:"JetStream duplicate window of the channel stream, in milliseconds: a publish repeated within it (same message id) is stored once."`
+	// ConnectTimeout bounds the first connection and stream set-up.
+	ConnectTimeout time.Duration `json:"connectTimeoutMs" config:"min=100,max=600000" help:"How long startup waits for the NATS server and its JetStream before failing, in milliseconds."`
+	ClaimTTL       time.Duration `json:"claimTtlMs" config:"min=1000,max=3600000" help:"Lifetime of an agent claim without renewal, in milliseconds: a crashed host's agents can be taken over this long after it died (the holder renews every third of it)."`
+	DedupWindow    time.Duration `json:"dedupWindowMs" config:"min=1000,max=86400000" help:"JetStream duplicate window of the channel stream, in milliseconds: a publish repeated within it (same message id) is stored once."`
 
 	Server ServerConfig `json:"server"`
 }
@@ -45,34 +43,7 @@ type ServerConfig struct {
 // DefaultConfig returns the defaults: one replica, a 5 s connect
 // timeout, 10 s claims, a 2 minute dedup window, no embedded server.
 func DefaultConfig() Config {
-	return Config{Replicas: 1, ConnectTimeoutMs: 5000, ClaimTTLMs: 10000, DedupWindowMs: 120000}
-}
-
-// AddConfig adds the nats section (with nats.server) to a Loader.
-func AddConfig(l *core.Loader, cfg *Config) error { return l.Add(ConfigPath, cfg) }
-
-// ConfigKeys lists the section's keys with their variables and defaults,
-// for documentation.
-func ConfigKeys() []core.ConfigKey {
-	cfg := DefaultConfig()
-	l := core.NewLoader()
-	if err := l.Add(ConfigPath, &cfg); err != nil {
-		return nil
-	}
-	return l.Keys()
-}
-
-// ConnectTimeout is ConnectTimeoutMs as a duration.
-func (c Config) ConnectTimeout() time.Duration {
-	return time.Duration(c.ConnectTimeoutMs) * time.Millisecond
-}
-
-// ClaimTTL is ClaimTTLMs as a duration.
-func (c Config) ClaimTTL() time.Duration { return time.Duration(c.ClaimTTLMs) * time.Millisecond }
-
-// DedupWindow is DedupWindowMs as a duration.
-func (c Config) DedupWindow() time.Duration {
-	return time.Duration(c.DedupWindowMs) * time.Millisecond
+	return Config{Replicas: 1, ConnectTimeout: 5 * time.Second, ClaimTTL: 10 * time.Second, DedupWindow: 2 * time.Minute}
 }
 
 // StoreDirFor is the embedded server's store directory: nats.server.storeDir,
@@ -106,6 +77,3 @@ type BackendConfig struct {
 func DefaultBackendConfig() BackendConfig {
 	return BackendConfig{Backend: BackendFiles, StateBackend: BackendFiles}
 }
-
-// AddBackendConfig adds aacp.backend to a Loader.
-func AddBackendConfig(l *core.Loader, cfg *BackendConfig) error { return l.Add(BackendPath, cfg) }

@@ -60,7 +60,7 @@ func Connect(ctx context.Context, opts ConnOptions) (*Conn, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	c := &Conn{cfg: cfg, log: log}
-	timeout := cfg.ConnectTimeout()
+	timeout := cfg.ConnectTimeout
 	if timeout <= 0 {
 		timeout = 5 * time.Second
 	}

@@ -71,7 +71,7 @@ func TestHubTLSAndToken(t *testing.T) {
 		t.Fatalf("ClientURL = %s, want tls://", srv.ClientURL())
 	}
 	cfg := natsengine.DefaultConfig()
-	cfg.ConnectTimeoutMs = 2000
+	cfg.ConnectTimeout = 2 * time.Second
 	cases := []struct {
 		name, url, token, ca string
 		want                 string // "" for success

@@ -22,7 +22,6 @@ import (
 	"github.com/mcprt/mcprt/aacp/envelope"
 	"github.com/mcprt/mcprt/aacp/journal"
 	"github.com/mcprt/mcprt/config"
-	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/natsengine"
 	"github.com/mcprt/mcprt/tools/messaging"
 )
@@ -54,7 +53,7 @@ type aacpCmd struct {
 	// presence grades each agent's presence from where the sessions keep
 	// it (the data directory's files, or the shared bucket on NATS).
 	presence *messaging.Service
-	cfg      core.AACPConfig
+	cfg      messaging.Config
 	json     bool
 	stdout   io.Writer
 }
@@ -386,7 +385,7 @@ func (c *aacpCmd) requeue(ctx context.Context, messageID string) error {
 		}
 		reg = broker.RegisterInput{Type: r.Type, SupportedVersions: r.SupportedVersions, Capabilities: r.Capabilities}
 	}
-	b, err := broker.Open(broker.Options{Store: c.store, Manual: true, DefaultTTL: time.Duration(c.cfg.DefaultTTLMs) * time.Millisecond,
+	b, err := broker.Open(broker.Options{Store: c.store, Manual: true, DefaultTTL: c.cfg.DefaultTTL,
 		Policies: messaging.Policies(c.cfg)})
 	if err != nil {
 		return err

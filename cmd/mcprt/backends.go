@@ -27,7 +27,7 @@ type backendOptions struct {
 	Config config.Config
 	// AACP is the messaging section this process acts with (the server's
 	// aacp section; mcprt ui's with the person's agent id).
-	AACP core.AACPConfig
+	AACP messaging.Config
 	// Embed lets the process embed the NATS server nats.server.listen
 	// asks for; the operator commands never embed one.
 	Embed bool
@@ -44,7 +44,7 @@ type backendOptions struct {
 // NATS), the messaging service (its journal and the agents' presence) and
 // the domain (nil unless asked for).
 type backends struct {
-	aacp core.AACPConfig
+	aacp messaging.Config
 	ns   natsSettings
 	nats *natsBackend
 	msgs *messaging.Service

@@ -15,7 +15,6 @@ import (
 	"testing"
 
 	"github.com/mcprt/mcprt/config"
-	"github.com/mcprt/mcprt/core"
 )
 
 var updateConfigDoc = flag.Bool("update-config-doc", false, "rewrite the key table of docs/configuration.md")
@@ -28,7 +27,7 @@ const (
 
 // allConfigKeys returns every key of the binary's configuration, as
 // config.Load knows them.
-func allConfigKeys(t *testing.T) []core.ConfigKey {
+func allConfigKeys(t *testing.T) []config.Key {
 	t.Helper()
 	keys, err := config.Keys("(build version)")
 	if err != nil {
@@ -38,7 +37,7 @@ func allConfigKeys(t *testing.T) []core.ConfigKey {
 }
 
 // keyTable renders the keys as one Markdown table per top-level section.
-func keyTable(keys []core.ConfigKey) string {
+func keyTable(keys []config.Key) string {
 	cell := func(s string) string {
 		if s == "" {
 			return ""

@@ -164,7 +164,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 		logConfigError(bootLog, err)
 		return exitConfig
 	}
-	startupTimeout := time.Duration(envCfg.Server.StartupTimeoutMs) * time.Millisecond
+	startupTimeout := envCfg.Server.StartupTimeout
 	// Signals are caught from here on: one that arrives during startup
 	// shuts down cleanly once the session exists.
 	signals := make(chan os.Signal, 2)
@@ -213,7 +213,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	// clock_advance moves it, so black-box tests make time pass by hand.
 	var clock core.Clock = core.SystemClock{}
 	var testClock *core.OffsetClock
-	if cfg.Server.Mode == core.ModeTest {
+	if cfg.Server.Mode == mcp.ModeTest {
 		testClock = &core.OffsetClock{}
 		clock = testClock
 	}
@@ -251,7 +251,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 	adminAuthorized := func(*mcp.Session) bool { return false }
 	if *httpMode {
 		webOpts := streamable.Options{Logger: logger}
-		if cfg.Tools.AdminPolicy.Mode == core.AdminPolicyToken {
+		if cfg.Tools.AdminPolicy.Mode == config.AdminPolicyToken {
 			webOpts.AdminTokenEnvVar = cfg.Tools.AdminPolicy.TokenEnvVar
 		}
 		if web, err = streamable.NewHandler(srv, httpCfg, webOpts); err != nil {
@@ -268,9 +268,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, environ []str
 		logger.Error("cannot register the built-in tools", "error", err.Error())
 		return exitFatal
 	}
-	if cfg.Server.Mode == core.ModeTest { // the fixtures of black-box tests and conformance suites
+	if cfg.Server.Mode == mcp.ModeTest { // the fixtures of black-box tests and conformance suites
 		if err := fixtures.Register(srv, fixtures.Options{Agents: agents, Clock: testClock,
-			Conformance: slices.Contains(cfg.Server.Fixtures, core.FixtureConformance)}); err != nil {
+			Conformance: slices.Contains(cfg.Server.Fixtures, config.FixtureConformance)}); err != nil {
 			logger.Error("cannot register the TEST fixtures", "error", err.Error())
 			return exitFatal
 		}
@@ -362,8 +362,8 @@ func served2code(logger *slog.Logger, err error) int {
 // logConfigError writes the one ERROR line for an invalid configuration:
 // msg names the key path; key, env, value and allowed are fields.
 func logConfigError(log *slog.Logger, err error) {
-	var ce *core.ConfigError
-	if !errors.As(err, &ce) {
+	ce, ok := config.AsError(err)
+	if !ok {
 		log.Error("invalid configuration: "+err.Error(), "error", err.Error())
 		return
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/mcprt/mcprt/aacp/broker"
 	"github.com/mcprt/mcprt/aacp/journal"
 	"github.com/mcprt/mcprt/aacp/natsjournal"
-	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/natsengine"
 	"github.com/mcprt/mcprt/natsengine/presencekv"
 )
@@ -44,7 +44,7 @@ type natsBackend struct {
 // exit codes: 78 for a configuration that cannot work (nats backend with
 // nowhere to connect, bad listen or TLS settings), 1 when the engine is
 // unreachable or a stream's configuration conflicts.
-func startNATS(ctx context.Context, cfg core.Config, ns natsSettings, logger *slog.Logger) (*natsBackend, int, error) {
+func startNATS(ctx context.Context, cfg config.Base, ns natsSettings, logger *slog.Logger) (*natsBackend, int, error) {
 	nc := ns.NATS
 	useNATS := ns.Backend.Backend == natsengine.BackendNATS || ns.Backend.StateBackend == natsengine.BackendNATS
 	if !useNATS && nc.Server.Listen == "" {
@@ -54,7 +54,7 @@ func startNATS(ctx context.Context, cfg core.Config, ns natsSettings, logger *sl
 	if nc.Server.Listen != "" {
 		srv, err := natsengine.StartServer(natsengine.ServerOptions{
 			Config: nc.Server, StoreDir: nc.Server.StoreDirFor(cfg.AACP.DataDir), Token: nc.Token,
-			SyncAlways: cfg.AACP.Fsync == "" || cfg.AACP.Fsync == "always", ReadyTimeout: nc.ConnectTimeout(),
+			SyncAlways: cfg.AACP.Fsync == "" || cfg.AACP.Fsync == "always", ReadyTimeout: nc.ConnectTimeout,
 		})
 		if err != nil {
 			return nil, exitConfig, fmt.Errorf("nats.server: %w", err)
@@ -86,10 +86,10 @@ func startNATS(ctx context.Context, cfg core.Config, ns natsSettings, logger *sl
 	if ns.Backend.Backend != natsengine.BackendNATS { // only the shared state is on NATS (nats_state.go)
 		return b, 0, nil
 	}
-	octx, cancel := context.WithTimeout(ctx, nc.ConnectTimeout())
+	octx, cancel := context.WithTimeout(ctx, nc.ConnectTimeout)
 	defer cancel()
 	st, err := natsjournal.Open(octx, natsjournal.Options{
-		JS: conn.JS, Replicas: nc.Replicas, DedupWindow: nc.DedupWindow(), ClaimTTL: nc.ClaimTTL(), Logger: logger,
+		JS: conn.JS, Replicas: nc.Replicas, DedupWindow: nc.DedupWindow, ClaimTTL: nc.ClaimTTL, Logger: logger,
 	})
 	if err != nil {
 		b.Close()

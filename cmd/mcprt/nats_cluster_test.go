@@ -49,7 +49,7 @@ func TestNATSClusterThroughTheBinary(t *testing.T) {
 	// client: then each node's set-up finishes within ExpectLog's limit.
 	urls := "nats://" + listen["a"] + ",nats://" + listen["b"] + ",nats://" + listen["c"]
 	cfg := natsengine.DefaultConfig()
-	cfg.Token, cfg.ConnectTimeoutMs = natsTestToken, 90000
+	cfg.Token, cfg.ConnectTimeout = natsTestToken, 90*time.Second
 	probe, err := natsengine.Connect(context.Background(), natsengine.ConnOptions{Config: cfg, URL: urls})
 	if err != nil {
 		t.Fatal(err)

@@ -33,7 +33,7 @@ func (b *natsBackend) journalSource(ns natsSettings) console.JournalSource {
 // inbox positions, its cached ledgers).
 func (s natsJournalSource) Open(ctx context.Context) (journal.Store, error) {
 	nc := s.ns.NATS
-	st, err := natsjournal.Open(ctx, natsjournal.Options{JS: s.b.conn.JS, Replicas: nc.Replicas, DedupWindow: nc.DedupWindow(), ClaimTTL: nc.ClaimTTL()})
+	st, err := natsjournal.Open(ctx, natsjournal.Options{JS: s.b.conn.JS, Replicas: nc.Replicas, DedupWindow: nc.DedupWindow, ClaimTTL: nc.ClaimTTL})
 	if err != nil {
 		return nil, fmt.Errorf("the messaging journal on NATS: %w", err)
 	}

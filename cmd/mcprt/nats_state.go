@@ -22,7 +22,7 @@ func (b *natsBackend) sharedState(ns natsSettings) *domain.SharedState {
 	if b == nil || b.conn == nil || ns.Backend.StateBackend != natsengine.BackendNATS {
 		return nil
 	}
-	return &domain.SharedState{JS: b.conn.JS, Replicas: ns.NATS.Replicas, OpenTimeout: ns.NATS.ConnectTimeout()}
+	return &domain.SharedState{JS: b.conn.JS, Replicas: ns.NATS.Replicas, OpenTimeout: ns.NATS.ConnectTimeout}
 }
 
 // stateDedupWindow is the SHARED_STATE stream's duplicate window: the
@@ -31,15 +31,14 @@ func (b *natsBackend) sharedState(ns natsSettings) *domain.SharedState {
 // a tool call's (tools.defaultTimeoutMs) or a run's, whose steps write
 // (agent.runTimeoutMs). The replicator stops repeating a write at the
 // window, so no repeat is ever stored twice.
-func stateDedupWindow(nc natsengine.Config, base core.Config, dom config.Domain) time.Duration {
-	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
-	return max(nc.DedupWindow(), ms(base.Tools.DefaultTimeoutMs), ms(dom.Agent.RunTimeoutMs))
+func stateDedupWindow(nc natsengine.Config, base config.Base, dom config.Domain) time.Duration {
+	return max(nc.DedupWindow, base.Tools.DefaultTimeout, dom.Agent.RunTimeout)
 }
 
 // openPresence opens the presence bucket on the connection, so that
 // every process on this NATS judges an agent's presence from one record.
 func (b *natsBackend) openPresence(ctx context.Context, nc natsengine.Config) error {
-	pctx, cancel := context.WithTimeout(ctx, nc.ConnectTimeout())
+	pctx, cancel := context.WithTimeout(ctx, nc.ConnectTimeout)
 	defer cancel()
 	p, err := presencekv.Open(pctx, b.conn.JS, presencekv.Options{Replicas: nc.Replicas})
 	if err != nil {

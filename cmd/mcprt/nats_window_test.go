@@ -24,7 +24,8 @@ func TestStateDedupWindow(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			all := config.Default("test")
 			if c.dedupMs > 0 {
-				all.NATS.DedupWindowMs, all.Base.Tools.DefaultTimeoutMs, all.Domain.Agent.RunTimeoutMs = c.dedupMs, c.toolMs, c.runMs
+				ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+				all.NATS.DedupWindow, all.Base.Tools.DefaultTimeout, all.Domain.Agent.RunTimeout = ms(c.dedupMs), ms(c.toolMs), ms(c.runMs)
 			}
 			if got := stateDedupWindow(all.NATS, all.Base, all.Domain); got != c.want {
 				t.Fatalf("stateDedupWindow = %v, want %v", got, c.want)

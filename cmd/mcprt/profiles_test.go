@@ -15,7 +15,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/internal/wiretest"
 	"github.com/mcprt/mcprt/mcp"
 )
@@ -90,7 +90,7 @@ func TestToolProfileSizes(t *testing.T) {
 			if size > tc.budget {
 				t.Errorf("profile %q: tools/list is %d bytes, over its budget of %d", tc.profile, size, tc.budget)
 			}
-			set, err := mcp.ParseToolSet([]string{cmp.Or(tc.profile, "full")})
+			set, err := mcp.ParseToolSet([]string{cmp.Or(tc.profile, "full")}, config.ToolProfiles())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -121,7 +121,7 @@ func TestToolProfileSizes(t *testing.T) {
 func TestToolProfilesNameExistingTools(t *testing.T) {
 	t.Parallel()
 	_, all := newToolClient(t, "MCPRT_AACP_DATA_DIR="+t.TempDir()).listAll()
-	for profile, entries := range core.ToolProfiles() {
+	for profile, entries := range config.ToolProfiles() {
 		for _, e := range entries {
 			prefix, isPrefix := strings.CutSuffix(e, "*")
 			found := slices.ContainsFunc(all, func(n string) bool { return n == e || isPrefix && strings.HasPrefix(n, prefix) })
@@ -131,11 +131,11 @@ func TestToolProfilesNameExistingTools(t *testing.T) {
 		}
 	}
 	for _, want := range []struct{ profile, prefix string }{
-		{core.ToolProfileMessaging, "aacp_"}, {core.ToolProfileMemory, "memory_"}, {core.ToolProfileCoordination, "task_"},
-		{core.ToolProfileGovernance, "guard_"}, {core.ToolProfileGovernance, "session_"}, {core.ToolProfileGovernance, "trace_"},
-		{core.ToolProfileGovernance, "workflow_"},
+		{config.ToolProfileMessaging, "aacp_"}, {config.ToolProfileMemory, "memory_"}, {config.ToolProfileCoordination, "task_"},
+		{config.ToolProfileGovernance, "guard_"}, {config.ToolProfileGovernance, "session_"}, {config.ToolProfileGovernance, "trace_"},
+		{config.ToolProfileGovernance, "workflow_"},
 	} {
-		set, err := mcp.ParseToolSet([]string{want.profile})
+		set, err := mcp.ParseToolSet([]string{want.profile}, config.ToolProfiles())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -245,7 +245,7 @@ func TestHTTPSessionChoosesItsTools(t *testing.T) {
 	if want := []string{"server_ping", "trace_tree"}; !slices.Equal(viaHeader, want) {
 		t.Errorf("Mcp-Tools: trace_tree,server_ping lists %v, want %v", viaHeader, want)
 	}
-	set, _ := mcp.ParseToolSet([]string{core.ToolProfileCore})
+	set, _ := mcp.ParseToolSet([]string{config.ToolProfileCore}, config.ToolProfiles())
 	for _, n := range open(url, nil) {
 		if !set.Allows(n) {
 			t.Errorf("a session that chose nothing has the server's profile core, yet lists %s", n)

@@ -106,7 +106,7 @@ func traceCommand(args []string, stdout, stderr io.Writer, environ []string, ver
 		fmt.Fprintf(stderr, "mcprt trace: no store at %s (nothing was recorded there yet; pass --data-dir DIR, the server's aacp.dataDir, or set store.dir / MCPRT_STORE_DIR to its store)\n", dir)
 		return exitFailure
 	}
-	db, err := store.New(store.Options{Dir: dir, BusyTimeout: time.Duration(cfg.Store.BusyTimeoutMs) * time.Millisecond})
+	db, err := store.New(store.Options{Dir: dir, BusyTimeout: cfg.Store.BusyTimeout})
 	if err != nil {
 		fmt.Fprintf(stderr, "mcprt trace: %v\n", err)
 		return exitFailure
@@ -114,7 +114,7 @@ func traceCommand(args []string, stdout, stderr io.Writer, environ []string, ver
 	defer db.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), traceTimeout)
 	defer cancel()
-	svc := trace.NewService(db.Traces(), nil).WithLinger(time.Duration(cfg.Trace.FlushIntervalMs) * time.Millisecond)
+	svc := trace.NewService(db.Traces(), nil).WithLinger(cfg.Trace.FlushInterval)
 	if verb == "list" {
 		return listTraces(ctx, svc, *limit, stdout, stderr)
 	}

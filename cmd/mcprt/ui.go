@@ -133,7 +133,7 @@ func runUI(args []string, stdout, stderr io.Writer, environ []string) int {
 	}
 	defer back.Close(ctx)
 	messaging := back.msgs
-	busy := time.Duration(domainCfg.Store.BusyTimeoutMs) * time.Millisecond
+	busy := domainCfg.Store.BusyTimeout
 	sources, err := newConsoleSources(domainCfg.StoreDir(cfg.AACP.DataDir), busy, nil, messaging, uiCfg.HumanAgentID)
 	if err != nil {
 		return fail(exitFatal, err)
@@ -186,7 +186,7 @@ func runUI(args []string, stdout, stderr io.Writer, environ []string) int {
 // at /ui/ on web, behind its Host and Origin checks and the server's
 // access token; when ctx ends (the server shuts down) its live event
 // streams end.
-func mountConsole(ctx context.Context, web *streamable.Handler, uiCfg console.Config, httpCfg streamable.Config, cfg core.Config,
+func mountConsole(ctx context.Context, web *streamable.Handler, uiCfg console.Config, httpCfg streamable.Config, cfg config.Base,
 	domainCfg config.Domain, back *backends, telemetry *core.Telemetry,
 	environ []string, clock core.Clock, logger *slog.Logger) (*mountedConsole, error) {
 	messaging, domain := back.msgs, back.dom
@@ -194,7 +194,7 @@ func mountConsole(ctx context.Context, web *streamable.Handler, uiCfg console.Co
 	if httpCfg.AuthTokenEnvVar != "" {
 		token = lookupEnv(environ, httpCfg.AuthTokenEnvVar)
 	}
-	busy := time.Duration(domainCfg.Store.BusyTimeoutMs) * time.Millisecond
+	busy := domainCfg.Store.BusyTimeout
 	sources, err := newConsoleSources(domainCfg.StoreDir(cfg.AACP.DataDir), busy, clock, messaging, cmp.Or(uiCfg.HumanAgentID, console.DefaultConfig().HumanAgentID))
 	if err != nil {
 		return nil, err

@@ -38,7 +38,7 @@ func ServerIn(t testing.TB, dir, listen string) *natsengine.Server {
 func Connect(t testing.TB, url string) *natsengine.Conn {
 	t.Helper()
 	cfg := natsengine.DefaultConfig()
-	cfg.ConnectTimeoutMs = 20000
+	cfg.ConnectTimeout = 20 * time.Second
 	c, err := natsengine.Connect(context.Background(), natsengine.ConnOptions{Config: cfg, URL: url, Name: t.Name()})
 	if err != nil {
 		t.Fatalf("connect to %s: %v", url, err)

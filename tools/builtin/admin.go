@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/mcprt/mcprt/aacp"
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/mcp"
 )
@@ -141,16 +142,16 @@ func transportOf(req *mcp.CallToolRequest) string {
 // mode refuses. Every refusal is UNAUTHORIZED.
 func enforcePolicy(mode, transport string, adminToken bool) error {
 	switch mode {
-	case core.AdminPolicyDenyAll:
+	case config.AdminPolicyDenyAll:
 		return core.NewError(core.CodeUnauthorized, "dynamic registration is disabled by tools.adminPolicy.mode=deny_all; "+
 			"set it to local_stdio_only to allow it over stdio")
-	case core.AdminPolicyLocalStdioOnly:
+	case config.AdminPolicyLocalStdioOnly:
 		if transport == mcp.TransportStdio {
 			return nil
 		}
 		return core.Errorf(core.CodeUnauthorized, "tools.adminPolicy.mode=local_stdio_only allows admin tools over stdio only, "+
 			"and this connection uses %q; call them over a local stdio connection", clip(transport))
-	case core.AdminPolicyToken:
+	case config.AdminPolicyToken:
 		if transport == mcp.TransportStdio {
 			return core.NewError(core.CodeUnauthorized, "tools.adminPolicy.mode=token is reserved for the HTTP transport "+
 				"and refuses admin calls over stdio; set it to local_stdio_only to allow them over stdio")

@@ -7,16 +7,17 @@ import (
 	"testing"
 
 	"github.com/mcprt/mcprt/aacp"
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/mcp"
 )
 
 func adminClient(t *testing.T) *client {
-	return newClient(t, setup{admin: true, policy: core.AdminPolicyLocalStdioOnly})
+	return newClient(t, setup{admin: true, policy: config.AdminPolicyLocalStdioOnly})
 }
 
 func TestAdminPolicyRefuses(t *testing.T) {
-	for _, policy := range []string{core.AdminPolicyDenyAll, core.AdminPolicyToken} {
+	for _, policy := range []string{config.AdminPolicyDenyAll, config.AdminPolicyToken} {
 		t.Run(policy, func(t *testing.T) {
 			c := newClient(t, setup{admin: true, policy: policy})
 			e := c.fails("admin_register_tool", `{"name":"dyn","description":"d","toolType":"echo"}`, core.CodeUnauthorized)
@@ -31,7 +32,7 @@ func TestAdminPolicyRefuses(t *testing.T) {
 		})
 	}
 	t.Run("deny_all message", func(t *testing.T) {
-		c := newClient(t, setup{admin: true, policy: core.AdminPolicyDenyAll})
+		c := newClient(t, setup{admin: true, policy: config.AdminPolicyDenyAll})
 		e := c.fails("admin_register_tool", `{"name":"dyn","description":"d","toolType":"echo"}`, core.CodeUnauthorized)
 		want := "dynamic registration is disabled by tools.adminPolicy.mode=deny_all; set it to local_stdio_only to allow it over stdio"
 		if e["message"] != want {
@@ -42,7 +43,7 @@ func TestAdminPolicyRefuses(t *testing.T) {
 
 // local_stdio_only and token refuse every transport but stdio.
 func TestAdminPolicyOverOtherTransports(t *testing.T) {
-	for _, policy := range []string{core.AdminPolicyLocalStdioOnly, core.AdminPolicyToken} {
+	for _, policy := range []string{config.AdminPolicyLocalStdioOnly, config.AdminPolicyToken} {
 		t.Run(policy, func(t *testing.T) {
 			c := newClient(t, setup{admin: true, policy: policy, network: "http"})
 			e := c.fails("admin_register_tool", `{"name":"dyn","description":"d","toolType":"echo"}`, core.CodeUnauthorized)
@@ -211,7 +212,7 @@ func TestAdminUnregister(t *testing.T) {
 
 // Without a coordinator, agentProxy is NOT_IMPLEMENTED; echo still works.
 func TestAdminAgentProxyWithoutAgents(t *testing.T) {
-	c := newClient(t, setup{admin: true, policy: core.AdminPolicyLocalStdioOnly, noAgents: true})
+	c := newClient(t, setup{admin: true, policy: config.AdminPolicyLocalStdioOnly, noAgents: true})
 	c.fails("admin_register_tool", `{"name":"p","description":"d","toolType":"agentProxy"}`, core.CodeNotImplemented)
 	c.ok("admin_register_tool", `{"name":"e","description":"d","toolType":"echo"}`)
 }
@@ -221,12 +222,12 @@ func TestAdminAgentProxyWithoutAgents(t *testing.T) {
 // local_stdio_only over "stdio" is allowed, and token mode for a
 // tokened session on any transport but stdio.
 func TestEnforcePolicyPerTransport(t *testing.T) {
-	for _, mode := range []string{core.AdminPolicyDenyAll, core.AdminPolicyLocalStdioOnly, core.AdminPolicyToken, "bogus"} {
+	for _, mode := range []string{config.AdminPolicyDenyAll, config.AdminPolicyLocalStdioOnly, config.AdminPolicyToken, "bogus"} {
 		for _, transport := range []string{"stdio", "http", "streamable-http", "STDIO", ""} {
 			for _, token := range []bool{false, true} {
 				err := enforcePolicy(mode, transport, token)
-				allowed := mode == core.AdminPolicyLocalStdioOnly && transport == "stdio" ||
-					mode == core.AdminPolicyToken && token && transport != "stdio"
+				allowed := mode == config.AdminPolicyLocalStdioOnly && transport == "stdio" ||
+					mode == config.AdminPolicyToken && token && transport != "stdio"
 				if allowed {
 					if err != nil {
 						t.Errorf("%s over %q: %v, want allowed", mode, transport, err)
@@ -259,10 +260,10 @@ func TestAdminPolicyUsesTheSessionTransport(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, policy := range []string{core.AdminPolicyLocalStdioOnly, core.AdminPolicyToken} {
+			for _, policy := range []string{config.AdminPolicyLocalStdioOnly, config.AdminPolicyToken} {
 				c := newClient(t, setup{admin: true, policy: policy, network: tt.network, transport: tt.transport})
 				args := `{"name":"dyn","description":"d","toolType":"echo"}`
-				if tt.allowed && policy == core.AdminPolicyLocalStdioOnly {
+				if tt.allowed && policy == config.AdminPolicyLocalStdioOnly {
 					c.ok("admin_register_tool", args)
 					c.listChanged()
 					c.ok("admin_unregister_tool", `{"name":"dyn"}`)
@@ -279,8 +280,8 @@ func TestAdminPolicyUsesTheSessionTransport(t *testing.T) {
 // naming the mode (the admin tools themselves exist only where every tool
 // is admitted, so this is driven directly).
 func TestDynamicToolNotAdmitted(t *testing.T) {
-	cfg := core.DefaultConfig("1")
-	cfg.Server.Mode = core.ModeReadOnly
+	cfg := config.DefaultBase("1")
+	cfg.Server.Mode = mcp.ModeReadOnly
 	srv, err := mcp.NewServer(serverOptions(cfg, mcp.Options{}))
 	if err != nil {
 		t.Fatal(err)

@@ -9,11 +9,13 @@ import (
 	"testing"
 
 	"github.com/mcprt/mcprt/aacp"
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/mcp"
 )
 
 func TestAgentSendMessage(t *testing.T) {
-	c := newClient(t, setup{mode: core.ModeTest})
+	c := newClient(t, setup{mode: mcp.ModeTest})
 	t.Run("echo", func(t *testing.T) {
 		c := c.sub(t)
 		res := c.ok("agent_send_message", `{"targetAgentId":"echo","message":{"type":"hello","payload":{"a":[1,"two"]}}}`)
@@ -105,7 +107,7 @@ func TestAgentSendMessageQueueFull(t *testing.T) {
 }
 
 func TestAgentGetStateRedacted(t *testing.T) {
-	c := newClient(t, setup{mode: core.ModeTest})
+	c := newClient(t, setup{mode: mcp.ModeTest})
 	mustRegister(t, c, "vault", func(_ context.Context, _ aacp.Message, st aacp.State) (any, error) {
 		st["apiKey"] = "s3cr3t"
 		st["nested"] = map[string]any{"Password": "hunter2", "ok": 1}
@@ -136,7 +138,7 @@ func TestAgentGetStateRedacted(t *testing.T) {
 
 func TestAgentGetStateTruncated(t *testing.T) {
 	const limit = 60
-	c := newClient(t, setup{tweak: func(cfg *core.Config) { cfg.Tools.MaxStateBytes = limit }})
+	c := newClient(t, setup{tweak: func(cfg *config.Base) { cfg.Tools.MaxStateBytes = limit }})
 	x20 := strings.Repeat("x", 20)
 	fill := func(values map[string]any) func(context.Context, aacp.Message, aacp.State) (any, error) {
 		return func(_ context.Context, _ aacp.Message, st aacp.State) (any, error) {

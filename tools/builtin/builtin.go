@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/mcprt/mcprt/aacp"
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/mcp"
 )
@@ -22,7 +23,7 @@ type Options struct {
 	// (mcprt turns it on when tools.adminRegistrationEnabled and
 	// security.dynamicRegistrationEnabled are both true).
 	Admin bool
-	// AdminPolicy is who may call the admin tools: core.AdminPolicyDenyAll
+	// AdminPolicy is who may call the admin tools: config.AdminPolicyDenyAll
 	// (the default when empty), AdminPolicyLocalStdioOnly or
 	// AdminPolicyToken (tools.adminPolicy.mode).
 	AdminPolicy string
@@ -74,7 +75,7 @@ func Register(srv *mcp.Server, opts Options) error {
 		opts.RedactKeys = core.DefaultRedactKeys()
 	}
 	if opts.AdminPolicy == "" {
-		opts.AdminPolicy = core.AdminPolicyDenyAll
+		opts.AdminPolicy = config.AdminPolicyDenyAll
 	}
 	tools := observerTools(srv, opts)
 	if opts.Agents != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcprt/mcprt/aacp"
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/mcp"
 )
@@ -32,19 +33,19 @@ func TestModeToolLists(t *testing.T) {
 		s    setup
 		want []string
 	}{
-		{"FULL", setup{mode: core.ModeFull}, sorted(observers, agentNames)},
-		{"FULL admin", setup{mode: core.ModeFull, admin: true}, sorted(observers, agentNames, adminNames)},
-		{"FULL no agents", setup{mode: core.ModeFull, noAgents: true}, sorted(observers)},
-		{"FULL admin no agents", setup{mode: core.ModeFull, admin: true, noAgents: true}, sorted(observers, adminNames)},
-		{"READONLY", setup{mode: core.ModeReadOnly}, sorted(observers, []string{"agent_get_state"})},
-		{"READONLY admin", setup{mode: core.ModeReadOnly, admin: true}, sorted(observers, []string{"agent_get_state"})},
-		{"READONLY no agents", setup{mode: core.ModeReadOnly, admin: true, noAgents: true}, sorted(observers)},
-		{"MINIMAL", setup{mode: core.ModeMinimal}, sorted(observers)},
-		{"MINIMAL admin", setup{mode: core.ModeMinimal, admin: true}, sorted(observers)},
-		{"MINIMAL no agents", setup{mode: core.ModeMinimal, admin: true, noAgents: true}, sorted(observers)},
-		{"TEST", setup{mode: core.ModeTest}, sorted(observers, agentNames, fixtureList)},
-		{"TEST admin", setup{mode: core.ModeTest, admin: true}, sorted(observers, agentNames, adminNames, fixtureList)},
-		{"TEST no agents", setup{mode: core.ModeTest, noAgents: true}, sorted(observers, fixtureList)},
+		{"FULL", setup{mode: mcp.ModeFull}, sorted(observers, agentNames)},
+		{"FULL admin", setup{mode: mcp.ModeFull, admin: true}, sorted(observers, agentNames, adminNames)},
+		{"FULL no agents", setup{mode: mcp.ModeFull, noAgents: true}, sorted(observers)},
+		{"FULL admin no agents", setup{mode: mcp.ModeFull, admin: true, noAgents: true}, sorted(observers, adminNames)},
+		{"READONLY", setup{mode: mcp.ModeReadOnly}, sorted(observers, []string{"agent_get_state"})},
+		{"READONLY admin", setup{mode: mcp.ModeReadOnly, admin: true}, sorted(observers, []string{"agent_get_state"})},
+		{"READONLY no agents", setup{mode: mcp.ModeReadOnly, admin: true, noAgents: true}, sorted(observers)},
+		{"MINIMAL", setup{mode: mcp.ModeMinimal}, sorted(observers)},
+		{"MINIMAL admin", setup{mode: mcp.ModeMinimal, admin: true}, sorted(observers)},
+		{"MINIMAL no agents", setup{mode: mcp.ModeMinimal, admin: true, noAgents: true}, sorted(observers)},
+		{"TEST", setup{mode: mcp.ModeTest}, sorted(observers, agentNames, fixtureList)},
+		{"TEST admin", setup{mode: mcp.ModeTest, admin: true}, sorted(observers, agentNames, adminNames, fixtureList)},
+		{"TEST no agents", setup{mode: mcp.ModeTest, noAgents: true}, sorted(observers, fixtureList)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -61,10 +62,10 @@ func TestModeToolLists(t *testing.T) {
 // any other error, in every mode.
 func TestRegisterSkipsOnlyWhatTheModeRefuses(t *testing.T) {
 	mine := func(context.Context, *mcp.CallToolRequest) (any, error) { return "mine", nil }
-	for _, mode := range []string{core.ModeFull, core.ModeReadOnly, core.ModeMinimal, core.ModeTest} {
+	for _, mode := range []string{mcp.ModeFull, mcp.ModeReadOnly, mcp.ModeMinimal, mcp.ModeTest} {
 		t.Run(mode, func(t *testing.T) {
 			newServer := func() *mcp.Server {
-				cfg := core.DefaultConfig("1")
+				cfg := config.DefaultBase("1")
 				cfg.Server.Mode = mode
 				cfg.Tools.AdminRegistrationEnabled, cfg.Security.DynamicRegistrationEnabled = true, true
 				srv, err := mcp.NewServer(serverOptions(cfg, mcp.Options{}))
@@ -91,7 +92,7 @@ func TestRegisterSkipsOnlyWhatTheModeRefuses(t *testing.T) {
 			agents := aacp.NewCoordinator(aacp.Options{MaxPayloadBytes: 1 << 20})
 			defer agents.Close(context.Background())
 			err = Register(srv, Options{Agents: agents, Admin: true})
-			admitsAdmin := mode == core.ModeFull || mode == core.ModeTest
+			admitsAdmin := mode == mcp.ModeFull || mode == mcp.ModeTest
 			if admitsAdmin != (err != nil) {
 				t.Errorf("Register over an existing admin_register_tool = %v; the mode admits the admin tools: %v", err, admitsAdmin)
 			}
@@ -103,7 +104,7 @@ func TestRegisterSkipsOnlyWhatTheModeRefuses(t *testing.T) {
 func TestAdminNeedsBothSwitches(t *testing.T) {
 	for _, which := range []string{"tools.adminRegistrationEnabled", "security.dynamicRegistrationEnabled"} {
 		t.Run(which, func(t *testing.T) {
-			c := newClient(t, setup{policy: core.AdminPolicyLocalStdioOnly, tweak: func(cfg *core.Config) {
+			c := newClient(t, setup{policy: config.AdminPolicyLocalStdioOnly, tweak: func(cfg *config.Base) {
 				cfg.Tools.AdminRegistrationEnabled = which == "tools.adminRegistrationEnabled"
 				cfg.Security.DynamicRegistrationEnabled = which == "security.dynamicRegistrationEnabled"
 			}})
@@ -119,7 +120,7 @@ func TestAdminNeedsBothSwitches(t *testing.T) {
 // read-only hint true exactly for the tools that change nothing, and an
 // output schema exactly where one is promised.
 func TestListingMetadata(t *testing.T) {
-	c := newClient(t, setup{mode: core.ModeTest, admin: true})
+	c := newClient(t, setup{mode: mcp.ModeTest, admin: true})
 	readOnly := map[string]bool{"server_ping": true, "health": true, "agent_get_state": true}
 	// health and agent_get_state check their results against a schema they
 	// do not list (it costs a model's context and does not help it call).
@@ -146,11 +147,11 @@ func TestListingMetadata(t *testing.T) {
 }
 
 func TestFixtureAgentsOnlyInTest(t *testing.T) {
-	test := newClient(t, setup{mode: core.ModeTest})
+	test := newClient(t, setup{mode: mcp.ModeTest})
 	if got := test.agents.AgentIDs(); !slices.Equal(got, []string{"counter", "echo"}) {
 		t.Errorf("TEST agents = %v, want [counter echo]", got)
 	}
-	for _, mode := range []string{core.ModeFull, core.ModeReadOnly, core.ModeMinimal} {
+	for _, mode := range []string{mcp.ModeFull, mcp.ModeReadOnly, mcp.ModeMinimal} {
 		c := newClient(t, setup{mode: mode})
 		if got := c.agents.AgentIDs(); len(got) != 0 {
 			t.Errorf("%s agents = %v, want none", mode, got)

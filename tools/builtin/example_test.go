@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mcprt/mcprt/aacp"
-	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/jsonrpc"
 	"github.com/mcprt/mcprt/mcp"
 	"github.com/mcprt/mcprt/tools/builtin"
@@ -16,7 +16,7 @@ import (
 // coordinator to the built-in tools, and MCP clients reach the agent
 // through agent_send_message.
 func ExampleRegister_agent() {
-	cfg := core.DefaultConfig("1.0.0")
+	cfg := config.DefaultBase("1.0.0")
 	srv, err := mcp.NewServer(mcp.Options{Version: "1.0.0"})
 	if err != nil {
 		panic(err)

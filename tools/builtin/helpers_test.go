@@ -92,7 +92,7 @@ type setup struct {
 	queue     int                // the coordinator's QueueSize; its default when 0
 	network   string             // mcp.Options.Transport (the server's default); stdio when empty
 	transport string             // the session's transport (mcp.SessionOptions); the server's when empty
-	tweak     func(*core.Config) // last changes to the config
+	tweak     func(*config.Base) // last changes to the config
 }
 
 // newClient builds a server per s, registers the built-ins (and in mode
@@ -100,7 +100,7 @@ type setup struct {
 // session and completes the handshake.
 func newClient(t *testing.T, s setup) *client {
 	t.Helper()
-	cfg := core.DefaultConfig("9.9.9-config")
+	cfg := config.DefaultBase("9.9.9-config")
 	if s.mode != "" {
 		cfg.Server.Mode = s.mode
 	}
@@ -270,7 +270,7 @@ func (c *client) call(name, args string) map[string]any {
 
 // serverOptions is opts with the settings of cfg, mapped as the binary maps
 // them (config.ServerOptions); a mapping error panics, failing the test.
-func serverOptions(cfg core.Config, opts mcp.Options) mcp.Options {
+func serverOptions(cfg config.Base, opts mcp.Options) mcp.Options {
 	o, err := config.ServerOptions(cfg, opts)
 	if err != nil {
 		panic(fmt.Sprintf("config.ServerOptions: %v", err))

@@ -9,7 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/config"
+	"github.com/mcprt/mcprt/mcp"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/tools_list.golden from the current listing")
@@ -24,7 +25,7 @@ const goldenListing = "testdata/tools_list.golden"
 // derived from a Go type), a description or an annotation shows up here;
 // if it is meant, rerun with -update and review the diff.
 func TestListingPinned(t *testing.T) {
-	c := newClient(t, setup{mode: core.ModeTest, admin: true, policy: core.AdminPolicyLocalStdioOnly})
+	c := newClient(t, setup{mode: mcp.ModeTest, admin: true, policy: config.AdminPolicyLocalStdioOnly})
 	for _, tt := range toolTypes {
 		c.ok("admin_register_tool", `{"name":"dyn_`+tt+`","description":"d","toolType":"`+tt+`"}`)
 		c.listChanged()

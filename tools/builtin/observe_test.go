@@ -5,11 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/mcp"
 )
 
 func TestServerPing(t *testing.T) {
-	for _, mode := range []string{core.ModeFull, core.ModeReadOnly, core.ModeMinimal, core.ModeTest} {
+	for _, mode := range []string{mcp.ModeFull, mcp.ModeReadOnly, mcp.ModeMinimal, mcp.ModeTest} {
 		t.Run(mode, func(t *testing.T) {
 			c := newClient(t, setup{mode: mode, version: "1.2.3-build"})
 			res := c.ok("server_ping", `{}`)
@@ -35,9 +37,9 @@ func TestServerPing(t *testing.T) {
 }
 
 func TestHealthAtRest(t *testing.T) {
-	c := newClient(t, setup{tweak: func(cfg *core.Config) {
+	c := newClient(t, setup{tweak: func(cfg *config.Base) {
 		cfg.Server.Name = "health-test"
-		cfg.Tools.DefaultTimeoutMs = 1234
+		cfg.Tools.DefaultTimeout = 1234 * time.Millisecond
 		cfg.Tools.MaxPayloadBytes = 5678
 		cfg.Tools.MaxStateBytes = 4321
 		cfg.Resources.MaxConcurrentExecutions = 7
@@ -76,7 +78,7 @@ func TestHealthAtRest(t *testing.T) {
 // server_ping and health answer while every slot is busy; health reports
 // the saturation.
 func TestObserversAnswerWhenSaturated(t *testing.T) {
-	c := newClient(t, setup{mode: core.ModeTest, tweak: func(cfg *core.Config) {
+	c := newClient(t, setup{mode: mcp.ModeTest, tweak: func(cfg *config.Base) {
 		cfg.Resources.MaxConcurrentExecutions = 1
 	}})
 	id, sleeping := c.callAsync("sleep", `{"ms":60000}`)
@@ -93,7 +95,7 @@ func TestObserversAnswerWhenSaturated(t *testing.T) {
 	if r["concurrentExecutions"] != 1.0 || r["maxConcurrentExecutions"] != 1.0 {
 		t.Errorf("resources = %v, want 1 of 1 slots in use", r)
 	}
-	if ping := c.ok("server_ping", `{}`); ping["mode"] != core.ModeTest {
+	if ping := c.ok("server_ping", `{}`); ping["mode"] != mcp.ModeTest {
 		t.Errorf("server_ping = %v", ping)
 	}
 	// Observers neither raise nor reset the RESOURCE_EXHAUSTED counter.
@@ -119,7 +121,7 @@ func TestObserversAnswerWhenSaturated(t *testing.T) {
 // Three consecutive RESOURCE_EXHAUSTED rejections make the server
 // unhealthy even once the slots are free.
 func TestHealthAfterExhaustion(t *testing.T) {
-	c := newClient(t, setup{mode: core.ModeTest, tweak: func(cfg *core.Config) {
+	c := newClient(t, setup{mode: mcp.ModeTest, tweak: func(cfg *config.Base) {
 		cfg.Tools.MaxPayloadBytes = 64
 	}})
 	big := `{"message":"` + strings.Repeat("x", 100) + `"}`

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"github.com/mcprt/mcprt/domain/workflow"
 	"strings"
-	"time"
 
 	"github.com/mcprt/mcprt/aacp"
 	"github.com/mcprt/mcprt/config"
@@ -24,7 +23,7 @@ const (
 	PromptRunAgent     = "run_agent"
 )
 
-// newAgents reads the agent profiles (a bad file is a *core.ConfigError
+// newAgents reads the agent profiles (a bad file is a *config.Error
 // for agent.dir) and builds the agent service, connected to nothing yet.
 func newAgents(cfg config.Domain, dataDir string, opts Options) (*agent.Service, error) {
 	dir := cfg.AgentsDir(dataDir)
@@ -34,7 +33,7 @@ func newAgents(cfg config.Domain, dataDir string, opts Options) (*agent.Service,
 		if cfg.Agent.Dir == "" {
 			source = "default"
 		}
-		return nil, &core.ConfigError{Key: "agent.dir", Env: core.EnvName("agent.dir"), Value: dir,
+		return nil, &config.Error{Key: "agent.dir", Env: config.EnvName("agent.dir"), Value: dir,
 			Allowed: "a directory of valid agent profiles (*.json), or one that does not exist", Source: source,
 			Reason: core.AsError(err).Message}
 	}
@@ -84,7 +83,7 @@ func (d *Domain) addAgentTools(r *registrar) {
 	at := agent.NewTools(d.agents)
 	add(r, "agent_list", at.List)
 	add(r, "agent_get", at.Get)
-	addTimed(r, "agent_run", time.Duration(d.runTimeoutMs)*time.Millisecond, d.tracedRun(at.Run))
+	addTimed(r, "agent_run", d.runTimeout, d.tracedRun(at.Run))
 }
 
 // tracedRun records, with tracing on, an agent run handed to an in-process

@@ -12,7 +12,7 @@ import (
 
 	"github.com/mcprt/mcprt/aacp"
 	"github.com/mcprt/mcprt/config"
-	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/mcp"
 	"github.com/mcprt/mcprt/tools/messaging"
 )
 
@@ -39,8 +39,8 @@ func TestAgentToolsResourcesPrompts(t *testing.T) {
 		t.Fatal(err)
 	}
 	var msgs *messaging.Service
-	c, data := setupWith(t, core.ModeFull, false, dir, func(d *Domain) {
-		base := core.DefaultConfig("test")
+	c, data := setupWith(t, mcp.ModeFull, false, dir, func(d *Domain) {
+		base := config.DefaultBase("test")
 		base.AACP.DataDir = filepath.Join(t.TempDir(), "aacp")
 		var err error
 		if msgs, err = messaging.New(messaging.Options{Config: base.AACP}); err != nil {
@@ -122,12 +122,12 @@ func TestAgentToolsResourcesPrompts(t *testing.T) {
 
 func TestAgentsDirBad(t *testing.T) {
 	dir := agentsDir(t, map[string]string{"x.json": `{"agentId":"x"}`})
-	base := core.DefaultConfig("test")
+	base := config.DefaultBase("test")
 	base.AACP.DataDir = t.TempDir()
 	cfg := config.DefaultDomain()
 	cfg.Agent.Dir = dir
 	_, err := New(Options{Config: cfg, Base: base})
-	var ce *core.ConfigError
+	var ce *config.Error
 	if !errors.As(err, &ce) || ce.Key != "agent.dir" || !strings.Contains(ce.Reason, "description") || !strings.Contains(ce.Reason, "x.json") {
 		t.Fatalf("New with a bad profile: %v; want a ConfigError for agent.dir naming the file and field", err)
 	}
@@ -147,7 +147,7 @@ func TestAgentRunTraced(t *testing.T) {
 	if err := coord.RegisterAgent("echo", aacp.EchoAgent()); err != nil {
 		t.Fatal(err)
 	}
-	c, _ := setupWith(t, core.ModeFull, true, "", func(d *Domain) {
+	c, _ := setupWith(t, mcp.ModeFull, true, "", func(d *Domain) {
 		if err := d.ConnectAgents(coord, nil); err != nil {
 			t.Fatal(err)
 		}

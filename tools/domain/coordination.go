@@ -41,7 +41,7 @@ type coordination struct {
 // puts the reservation gate on guard_check.
 func (d *Domain) newCoordination(cfg config.Domain, opts Options) {
 	d.coord.reservations = reservation.NewService(reservation.Options{Store: d.stores.reservations, Clock: opts.Clock, IDs: opts.IDs,
-		MaxPerAgent: cfg.Coord.MaxReservationsPerAgent, DefaultTTL: time.Duration(cfg.Coord.DefaultTTLSeconds) * time.Second})
+		MaxPerAgent: cfg.Coord.MaxReservationsPerAgent, DefaultTTL: cfg.Coord.DefaultTTL})
 	d.coord.tasks = task.NewService(d.stores.tasks, opts.Clock, opts.IDs)
 	d.guard.SetReservationGate(d.reservationGate("", true))
 }

@@ -12,7 +12,7 @@
 //   - New builds everything and touches no file except reading the guard
 //     policies directory, the workflows directory and the agent profiles
 //     directory (a missing one holds none; a bad policy file is a
-//     *core.ConfigError for guard.policiesDir, a bad workflow definition
+//     *config.Error for guard.policiesDir, a bad workflow definition
 //     one for workflow.dir, a bad profile one for agent.dir;
 //     workflow.dir defaults to {aacp.dataDir}/workflows, agent.dir to
 //     {aacp.dataDir}/agents). The store is

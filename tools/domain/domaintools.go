@@ -27,7 +27,7 @@ type Options struct {
 	Config config.Domain
 	// Base is the server's configuration: aacp.dataDir places the
 	// default directories, logging.redactKeys redacts captured arguments.
-	Base core.Config
+	Base config.Base
 	// Logger reports trace write failures; nil discards them.
 	Logger *slog.Logger
 	// Clock and IDs stamp and name what the domains create; nil means the
@@ -49,23 +49,23 @@ type Domain struct {
 	guard    *guard.Service
 	traces   *trace.Service
 	agents   *agent.Service
-	// runTimeoutMs is agent_run's deadline (agent.runTimeoutMs).
-	runTimeoutMs int
-	recorder     *trace.Recorder // nil when tracing is off
-	sink         *AuditSink      // nil when tracing is off
-	updates      *updates        // resources/updated notifications (updates.go)
-	serverID     string
-	flows        *workflow.Engine
-	clock        core.Clock
-	coord        coordination // reservations and the work queue (coordination.go)
-	stores       domainStores // the stores the services run on (sharedstate.go)
-	agentID      string       // aacp.agentId, named by the check_inbox prompt
+	// runTimeout is agent_run's deadline (agent.runTimeoutMs).
+	runTimeout time.Duration
+	recorder   *trace.Recorder // nil when tracing is off
+	sink       *AuditSink      // nil when tracing is off
+	updates    *updates        // resources/updated notifications (updates.go)
+	serverID   string
+	flows      *workflow.Engine
+	clock      core.Clock
+	coord      coordination // reservations and the work queue (coordination.go)
+	stores     domainStores // the stores the services run on (sharedstate.go)
+	agentID    string       // aacp.agentId, named by the check_inbox prompt
 }
 
 // New builds the services. It touches no file but the policies directory,
 // which it reads (a missing one holds no policies); the store is opened by
 // its first use. A policy file that cannot be loaded is a
-// *core.ConfigError for guard.policiesDir.
+// *config.Error for guard.policiesDir.
 func New(opts Options) (*Domain, error) {
 	if opts.Clock == nil {
 		opts.Clock = core.SystemClock{}
@@ -78,12 +78,12 @@ func New(opts Options) (*Domain, error) {
 	}
 	cfg, dataDir := opts.Config, opts.Base.AACP.DataDir
 	db, err := store.New(store.Options{Dir: cfg.StoreDir(dataDir),
-		BusyTimeout: time.Duration(cfg.Store.BusyTimeoutMs) * time.Millisecond, Clock: opts.Clock})
+		BusyTimeout: cfg.Store.BusyTimeout, Clock: opts.Clock})
 	if err != nil {
 		return nil, err
 	}
-	d := &Domain{db: db, serverID: opts.IDs.NewID(), runTimeoutMs: cfg.Agent.RunTimeoutMs, clock: opts.Clock, agentID: opts.Base.AACP.AgentID,
-		updates: newUpdates(db, time.Duration(cfg.Store.WatchIntervalMs)*time.Millisecond, opts.Clock, opts.Logger)}
+	d := &Domain{db: db, serverID: opts.IDs.NewID(), runTimeout: cfg.Agent.RunTimeout, clock: opts.Clock, agentID: opts.Base.AACP.AgentID,
+		updates: newUpdates(db, cfg.Store.WatchInterval, opts.Clock, opts.Logger)}
 	if d.stores, err = newStores(db, opts); err != nil {
 		return nil, sharedStateError(err)
 	}
@@ -95,7 +95,7 @@ func New(opts Options) (*Domain, error) {
 		if cfg.Guard.PoliciesDir == "" {
 			source = "default"
 		}
-		return nil, &core.ConfigError{Key: "guard.policiesDir", Env: core.EnvName("guard.policiesDir"), Value: dir,
+		return nil, &config.Error{Key: "guard.policiesDir", Env: config.EnvName("guard.policiesDir"), Value: dir,
 			Allowed: "a directory of valid guard policy files (*.json), or one that does not exist", Source: source,
 			Reason: core.AsError(err).Message}
 	}
@@ -108,13 +108,13 @@ func New(opts Options) (*Domain, error) {
 		d.recorder = trace.NewRecorder(trace.RecorderOptions{Store: db.Traces(), QueueSize: cfg.Trace.QueueSize,
 			BatchSize: cfg.Trace.BatchSize, Capture: cfg.Trace.CaptureArguments, MaxCaptured: cfg.Trace.MaxCapturedBytes,
 			Redactor: core.NewRedactor(opts.Base.Logging.RedactKeys),
-			MaxAge:   time.Duration(cfg.Trace.RetentionMaxAgeMs) * time.Millisecond, MaxEvents: cfg.Trace.RetentionMaxEvents,
-			Linger: time.Duration(cfg.Trace.FlushIntervalMs) * time.Millisecond,
+			MaxAge:   cfg.Trace.RetentionMaxAge, MaxEvents: cfg.Trace.RetentionMaxEvents,
+			Linger: cfg.Trace.FlushInterval,
 			Clock:  opts.Clock, Logger: opts.Logger})
 		d.sink = NewAuditSink(d.recorder, opts.Clock, d.serverID)
 		flusher = d.recorder
 	}
-	d.traces = trace.NewService(db.Traces(), flusher).WithLinger(time.Duration(cfg.Trace.FlushIntervalMs) * time.Millisecond)
+	d.traces = trace.NewService(db.Traces(), flusher).WithLinger(cfg.Trace.FlushInterval)
 	if err := d.newWorkflows(cfg, dataDir, opts); err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"os"
 
 	"github.com/mcprt/mcprt/config"
-	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/mcp"
 	"github.com/mcprt/mcprt/tools/domain"
 	"github.com/mcprt/mcprt/tools/messaging"
@@ -24,7 +23,7 @@ func ExampleDomain_Register() {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
-	base := core.DefaultConfig("1.0.0")
+	base := config.DefaultBase("1.0.0")
 	base.AACP.DataDir = dir // the store, policies and messages live here
 	base.AACP.AgentID = "my-agent"
 

@@ -5,14 +5,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/mcp"
 )
 
 // TestSearchMemoryNamespace: search_memory declares an optional namespace
 // argument, completes it from the stored namespaces, and names it in the
 // message only when it is given.
 func TestSearchMemoryNamespace(t *testing.T) {
-	c, _ := setup(t, core.ModeFull, true)
+	c, _ := setup(t, mcp.ModeFull, true)
 	c.tool("memory_store", map[string]any{"key": "k", "value": 1, "namespace": "proj/a"})
 	c.tool("memory_store", map[string]any{"key": "k", "value": 2, "namespace": "ops"})
 

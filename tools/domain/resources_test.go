@@ -160,7 +160,7 @@ func setupClock(t *testing.T, mode string, tracing bool, clock core.Clock) (*rpc
 func setupFull(t *testing.T, mode string, tracing bool, agentsDir string, connect func(*Domain), clock core.Clock) (*rpcClient, string, *Domain) {
 	t.Helper()
 	dir := t.TempDir()
-	base := core.DefaultConfig("test")
+	base := config.DefaultBase("test")
 	base.AACP.DataDir, base.Server.Mode = dir, mode
 	cfg := config.DefaultDomain()
 	cfg.Trace.Enabled = tracing
@@ -225,7 +225,7 @@ func (c *rpcClient) listed() (uris, templates []string) {
 }
 
 func TestResourcesReadAndComplete(t *testing.T) {
-	c, dir := setup(t, core.ModeFull, true)
+	c, dir := setup(t, mcp.ModeFull, true)
 	uris, templates := c.listed()
 	if want := []string{URIAgentsAvailable, URIMemoryEntries, URIPolicies, URIReservationsActive, URISessionsActive, URITasksOpen, URITracesRecent, URIWorkflows}; !slices.Equal(uris, want) {
 		t.Errorf("resources %v, want %v", uris, want)
@@ -306,7 +306,7 @@ func TestResourcesReadAndComplete(t *testing.T) {
 }
 
 func TestPrompts(t *testing.T) {
-	c, _ := setup(t, core.ModeFull, true)
+	c, _ := setup(t, mcp.ModeFull, true)
 	var list struct {
 		Prompts []struct{ Name string }
 	}
@@ -352,9 +352,9 @@ func TestRegisteredByMode(t *testing.T) {
 		templates []string
 		prompts   int
 	}{
-		{core.ModeFull, false, []string{URIAgent, URIMemoryEntry, URIPolicy, URISession, URITask, URIWorkflow}, 4},              // list_agents, run_agent, run_workflow
-		{core.ModeReadOnly, true, []string{URIAgent, URIMemoryEntry, URIPolicy, URISession, URITask, URITrace, URIWorkflow}, 3}, // no run_agent, no run_workflow
-		{core.ModeMinimal, true, nil, 0},
+		{mcp.ModeFull, false, []string{URIAgent, URIMemoryEntry, URIPolicy, URISession, URITask, URIWorkflow}, 4},              // list_agents, run_agent, run_workflow
+		{mcp.ModeReadOnly, true, []string{URIAgent, URIMemoryEntry, URIPolicy, URISession, URITask, URITrace, URIWorkflow}, 3}, // no run_agent, no run_workflow
+		{mcp.ModeMinimal, true, nil, 0},
 	} {
 		t.Run(fmt.Sprint(tc.mode, tc.tracing), func(t *testing.T) {
 			c, _ := setup(t, tc.mode, tc.tracing)
@@ -393,7 +393,7 @@ func TestCompletionsCut(t *testing.T) {
 
 // serverOptions is opts with the settings of cfg, mapped as the binary maps
 // them (config.ServerOptions); a mapping error panics, failing the test.
-func serverOptions(cfg core.Config, opts mcp.Options) mcp.Options {
+func serverOptions(cfg config.Base, opts mcp.Options) mcp.Options {
 	o, err := config.ServerOptions(cfg, opts)
 	if err != nil {
 		panic(fmt.Sprintf("config.ServerOptions: %v", err))

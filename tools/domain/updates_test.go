@@ -11,6 +11,7 @@ import (
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/domain/memory"
 	"github.com/mcprt/mcprt/domain/session"
+	"github.com/mcprt/mcprt/mcp"
 	"github.com/mcprt/mcprt/store"
 )
 
@@ -64,7 +65,7 @@ func otherProcess(t *testing.T, dir string) (*memory.Service, *session.Service) 
 
 func TestUpdatesOfLocalWrites(t *testing.T) {
 	t.Parallel()
-	c, _, _ := setupClock(t, core.ModeFull, false, nil)
+	c, _, _ := setupClock(t, mcp.ModeFull, false, nil)
 	c.subscribe("memory://entries/ns/k")
 	c.subscribe(URIMemoryEntries)
 	c.tool("memory_store", map[string]any{"namespace": "ns", "key": "other", "value": 1})
@@ -86,7 +87,7 @@ func TestUpdatesOfLocalWrites(t *testing.T) {
 func TestUpdatesOfAnotherProcess(t *testing.T) {
 	t.Parallel()
 	clock := core.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	c, dir, _ := setupClock(t, core.ModeFull, false, clock)
+	c, dir, _ := setupClock(t, mcp.ModeFull, false, clock)
 	mem, sessions := otherProcess(t, dir)
 	ctx := context.Background()
 	c.subscribe("memory://entries/ns/k")
@@ -125,7 +126,7 @@ func TestUpdatesOfAnotherProcess(t *testing.T) {
 
 func TestMemoryEntriesNewestFirst(t *testing.T) {
 	t.Parallel()
-	c, _, _ := setupClock(t, core.ModeFull, false, nil)
+	c, _, _ := setupClock(t, mcp.ModeFull, false, nil)
 	for _, k := range []string{"a", "b", "c", "a"} {
 		c.tool("memory_store", map[string]any{"namespace": "ns", "key": k, "value": 1})
 	}

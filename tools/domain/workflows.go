@@ -21,7 +21,7 @@ const (
 
 // newWorkflows loads the bundled workflows and those of workflow.dir and
 // builds the engine. A definition that cannot be loaded is a
-// *core.ConfigError for workflow.dir.
+// *config.Error for workflow.dir.
 func (d *Domain) newWorkflows(cfg config.Domain, dataDir string, opts Options) error {
 	dir := cfg.WorkflowsDir(dataDir)
 	defs, err := workflow.Load(dir)
@@ -30,7 +30,7 @@ func (d *Domain) newWorkflows(cfg config.Domain, dataDir string, opts Options) e
 		if cfg.Workflow.Dir == "" {
 			source = "default"
 		}
-		return &core.ConfigError{Key: "workflow.dir", Env: core.EnvName("workflow.dir"), Value: dir,
+		return &config.Error{Key: "workflow.dir", Env: config.EnvName("workflow.dir"), Value: dir,
 			Allowed: "a directory of valid workflow definitions (*.json, see docs/workflow.schema.json), or one that does not exist",
 			Source:  source, Reason: core.AsError(err).Message}
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,8 +14,8 @@ import (
 
 	"github.com/mcprt/mcprt/aacp/broker"
 	"github.com/mcprt/mcprt/aacp/envelope"
-	"github.com/mcprt/mcprt/config"
 	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/internal/setting"
 	"github.com/mcprt/mcprt/jsonrpc"
 	"github.com/mcprt/mcprt/mcp"
 )
@@ -33,9 +32,7 @@ type client struct {
 // the handshake.
 func newClient(t *testing.T, svc *Service, mode string) *client {
 	t.Helper()
-	cfg := core.DefaultConfig("test")
-	cfg.Server.Mode = mode
-	srv, err := mcp.NewServer(serverOptions(cfg, mcp.Options{}))
+	srv, err := mcp.NewServer(mcp.Options{Version: "test", Mode: mode})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +124,7 @@ func (c *client) fails(name, args, want string) map[string]any {
 	return v
 }
 
-func newService(t *testing.T, cfg core.AACPConfig, open func(broker.Options) (*broker.Broker, error)) *Service {
+func newService(t *testing.T, cfg Config, open func(broker.Options) (*broker.Broker, error)) *Service {
 	t.Helper()
 	svc, err := New(Options{Config: cfg, Open: open})
 	if err != nil {
@@ -136,8 +133,8 @@ func newService(t *testing.T, cfg core.AACPConfig, open func(broker.Options) (*b
 	return svc
 }
 
-func testConfig(dir, agent string) core.AACPConfig {
-	c := core.DefaultConfig("").AACP
+func testConfig(dir, agent string) Config {
+	c := DefaultConfig()
 	c.DataDir, c.AgentID = dir, agent
 	return c
 }
@@ -168,9 +165,9 @@ func TestToolsListedWithTruthfulAnnotations(t *testing.T) {
 		mode string
 		want []string
 	}{
-		{core.ModeFull, slices.Sorted(slices.Values(append(slices.Clone(readOnly), writing...)))},
-		{core.ModeReadOnly, readOnly},
-		{core.ModeMinimal, nil},
+		{mcp.ModeFull, slices.Sorted(slices.Values(append(slices.Clone(readOnly), writing...)))},
+		{mcp.ModeReadOnly, readOnly},
+		{mcp.ModeMinimal, nil},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "data")
@@ -217,7 +214,7 @@ func TestToolsListedWithTruthfulAnnotations(t *testing.T) {
 func TestLazyOpenAndOwnAgent(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
 	svc := newService(t, testConfig(dir, "mgr"), nil)
-	c := newClient(t, svc, core.ModeFull)
+	c := newClient(t, svc, mcp.ModeFull)
 	if svc.Opened() {
 		t.Fatal("the broker is open before any call")
 	}
@@ -236,7 +233,7 @@ func TestLazyOpenAndOwnAgent(t *testing.T) {
 
 func TestTwoAgentsInOneProcess(t *testing.T) {
 	svc := newService(t, testConfig(t.TempDir(), "mgr"), nil)
-	c := newClient(t, svc, core.ModeFull)
+	c := newClient(t, svc, mcp.ModeFull)
 	c.ok("aacp_register_agent", `{"type":"Manager"}`)
 	c.ok("aacp_register_agent", `{"agentId":"impl","type":"Implementation","capabilities":["TASK_ASSIGNMENT"]}`)
 	// The session's identity is now impl (its last registration); it
@@ -283,8 +280,8 @@ func TestInboxPacedTimeoutDeadLetter(t *testing.T) {
 		return b, err
 	}
 	cfg := testConfig(t.TempDir(), "mgr")
-	cfg.AckTimeoutMs, cfg.MaxRetries, cfg.RetryBaseMs = 1000, 1, 100
-	c := newClient(t, newService(t, cfg, open), core.ModeFull)
+	cfg.AckTimeout, cfg.MaxRetries, cfg.RetryBase = time.Second, 1, 100*time.Millisecond
+	c := newClient(t, newService(t, cfg, open), mcp.ModeFull)
 	c.ok("aacp_register_agent", `{"agentId":"impl","type":"Implementation"}`)
 	sent := c.ok("aacp_send", `{"receiver":{"agentId":"impl"},"messageType":"CUSTOM_PING","payload":{"n":1},"ttlSeconds":30}`)
 	ctx := context.Background()
@@ -334,20 +331,20 @@ func TestInboxPacedTimeoutDeadLetter(t *testing.T) {
 func TestNewRejectsBadConfig(t *testing.T) {
 	for _, tc := range []struct {
 		key  string
-		edit func(*core.AACPConfig)
+		edit func(*Config)
 	}{
-		{"aacp.agentId", func(c *core.AACPConfig) { c.AgentID = "../x" }},
-		{"aacp.agentId", func(c *core.AACPConfig) { c.AgentID = "a_to_b" }},
-		{"aacp.agentType", func(c *core.AACPConfig) { c.AgentType = "Boss" }},
-		{"aacp.fsync", func(c *core.AACPConfig) { c.Fsync = "sometimes" }},
-		{"aacp.dataDir", func(c *core.AACPConfig) { c.DataDir = "" }},
+		{"aacp.agentId", func(c *Config) { c.AgentID = "../x" }},
+		{"aacp.agentId", func(c *Config) { c.AgentID = "a_to_b" }},
+		{"aacp.agentType", func(c *Config) { c.AgentType = "Boss" }},
+		{"aacp.fsync", func(c *Config) { c.Fsync = "sometimes" }},
+		{"aacp.dataDir", func(c *Config) { c.DataDir = "" }},
 	} {
 		cfg := testConfig("d", "a")
 		tc.edit(&cfg)
 		_, err := New(Options{Config: cfg})
-		var ce *core.ConfigError
+		var ce *setting.Error
 		if !errors.As(err, &ce) || ce.Key != tc.key {
-			t.Errorf("New(%+v) = %v, want a ConfigError for %s", cfg, err, tc.key)
+			t.Errorf("New(%+v) = %v, want a *setting.Error for %s", cfg, err, tc.key)
 		}
 	}
 }
@@ -360,14 +357,4 @@ func TestDefaultAgentID(t *testing.T) {
 	if want := "-" + strconv.Itoa(os.Getpid()); len(id) < len(want) || id[len(id)-len(want):] != want {
 		t.Errorf("DefaultAgentID() = %q, want it to end with the pid", id)
 	}
-}
-
-// serverOptions is opts with the settings of cfg, mapped as the binary maps
-// them (config.ServerOptions); a mapping error panics, failing the test.
-func serverOptions(cfg core.Config, opts mcp.Options) mcp.Options {
-	o, err := config.ServerOptions(cfg, opts)
-	if err != nil {
-		panic(fmt.Sprintf("config.ServerOptions: %v", err))
-	}
-	return o
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcprt/mcprt/aacp/envelope"
 	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/mcp"
 )
 
 // aacp_ack with messageIds answers several taken messages in one call:
@@ -15,7 +16,7 @@ import (
 // and the two forms together, or only unknown ids, are refused.
 func TestAckSeveralMessageIDs(t *testing.T) {
 	svc := newService(t, testConfig(t.TempDir(), "mgr"), nil)
-	c := newClient(t, svc, core.ModeFull)
+	c := newClient(t, svc, mcp.ModeFull)
 	c.ok("aacp_register_agent", `{"type":"Manager"}`)
 	c.ok("aacp_register_agent", `{"agentId":"impl","type":"Implementation"}`)
 	var reqs []string

@@ -5,7 +5,7 @@
 // session sends is received by another.
 //
 //	svc, err := messaging.New(messaging.Options{Config: cfg.AACP, Logger: logger})
-//	if err != nil { ... }          // a *core.ConfigError naming the key
+//	if err != nil { ... }          // a *setting.Error naming the key
 //	defer svc.Close()
 //	err = svc.Register(srv)        // the fifteen aacp_* tools and aacp://inbox/{agentId}
 //

@@ -14,7 +14,7 @@ import (
 
 	"github.com/mcprt/mcprt/aacp/broker"
 	"github.com/mcprt/mcprt/aacp/envelope"
-	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/mcp"
 )
 
 // request sends a request and returns the whole response, collecting the
@@ -97,7 +97,7 @@ func (c *client) readFails(uri string) string {
 func TestInboxResource(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
 	svc := newService(t, testConfig(dir, "mgr"), nil)
-	c := newClient(t, svc, core.ModeFull)
+	c := newClient(t, svc, mcp.ModeFull)
 
 	// Listed, and lazy: registering and listing create nothing.
 	tmpls := c.rpc("resources/templates/list", `{}`)["resourceTemplates"].([]any)
@@ -190,7 +190,7 @@ func TestInboxResource(t *testing.T) {
 
 // Where no aacp tool is registered, there is no inbox resource either.
 func TestInboxResourceOnlyWithTools(t *testing.T) {
-	c := newClient(t, newService(t, testConfig(t.TempDir(), "a1"), nil), core.ModeMinimal)
+	c := newClient(t, newService(t, testConfig(t.TempDir(), "a1"), nil), mcp.ModeMinimal)
 	resp, _ := c.request("resources/templates/list", `{}`)
 	if r, ok := resp["result"].(map[string]any); ok {
 		if tm, _ := r["resourceTemplates"].([]any); len(tm) != 0 {

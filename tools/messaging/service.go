@@ -17,6 +17,7 @@ import (
 	"github.com/mcprt/mcprt/aacp/envelope"
 	"github.com/mcprt/mcprt/aacp/journal"
 	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/internal/setting"
 	"github.com/mcprt/mcprt/mcp"
 )
 
@@ -25,7 +26,7 @@ type Options struct {
 	// Config is the configuration's aacp section: the data directory, the
 	// default agent, the journal's fsync policy, the message TTL and the
 	// delivery timeouts.
-	Config core.AACPConfig
+	Config Config
 	// Logger receives the broker's diagnostics; nil discards them.
 	Logger *slog.Logger
 	// Open opens the broker on first use; nil means broker.Open. Tests
@@ -75,7 +76,8 @@ type Service struct {
 // data directory) is opened by the first tool call that needs it. New
 // fails when the configured agent id is not a usable agent id, when the
 // agent type or fsync policy is unknown, or when the data directory is
-// empty; the error is a *core.ConfigError naming the key.
+// empty; the error is a *setting.Error naming the key (config.AsError
+// turns it into the binary's *config.Error).
 func New(opts Options) (*Service, error) {
 	c := opts.Config
 	id := c.AgentID
@@ -104,11 +106,11 @@ func New(opts Options) (*Service, error) {
 	}
 	s := &Service{
 		agentID: id, agentType: typ, open: opts.Open, listed: c.AgentID != "", clock: clock,
-		idleAfter: msOr(c.IdleAfterMs, 2*time.Minute), staleAfter: msOr(c.StaleAfterMs, 15*time.Minute),
+		idleAfter: positiveOr(c.IdleAfter, 2*time.Minute), staleAfter: positiveOr(c.StaleAfter, 15*time.Minute),
 		presence: newPresence(c.DataDir, opts.Presence, clock), index: &msgIndex{dataDir: c.DataDir}, log: opts.Logger,
 		holders: map[string]*mcp.Session{}, idents: map[*mcp.Session]string{}, watched: map[*mcp.Session]struct{}{},
 		bopts: broker.Options{
-			DataDir: c.DataDir, Fsync: fsync, DefaultTTL: time.Duration(c.DefaultTTLMs) * time.Millisecond,
+			DataDir: c.DataDir, Fsync: fsync, DefaultTTL: c.DefaultTTL,
 			Policies: Policies(c), Logger: opts.Logger, Clock: opts.Clock,
 		},
 	}
@@ -132,32 +134,32 @@ func New(opts Options) (*Service, error) {
 	return s, nil
 }
 
-// msOr is ms milliseconds, or def when ms is not positive.
-func msOr(ms int, def time.Duration) time.Duration {
-	if ms <= 0 {
+// positiveOr is d, or def when d is not positive.
+func positiveOr(d, def time.Duration) time.Duration {
+	if d <= 0 {
 		return def
 	}
-	return time.Duration(ms) * time.Millisecond
+	return d
 }
 
 func (s *Service) now() time.Time { return s.clock.Now().UTC() }
 
-func configError(key, value, allowed, reason string) *core.ConfigError {
-	return &core.ConfigError{Key: key, Env: core.EnvName(key), Value: value, Allowed: allowed, Reason: reason}
+func configError(key, value, allowed, reason string) *setting.Error {
+	return &setting.Error{Key: key, Value: value, Allowed: allowed, Reason: reason}
 }
 
 // Policies returns the broker's retry policies for c: nil (the protocol's
-// per-type table) unless c.AckTimeoutMs is set, in which case every type
-// but ACK and NACK waits AckTimeoutMs for an answer and is retried
-// MaxRetries times from RetryBaseMs.
-func Policies(c core.AACPConfig) map[string]broker.RetryPolicy {
-	if c.AckTimeoutMs <= 0 {
+// per-type table) unless c.AckTimeout is set, in which case every type
+// but ACK and NACK waits AckTimeout for an answer and is retried
+// MaxRetries times from RetryBase.
+func Policies(c Config) map[string]broker.RetryPolicy {
+	if c.AckTimeout <= 0 {
 		return nil
 	}
 	p := broker.RetryPolicy{
-		AckTimeout:  time.Duration(c.AckTimeoutMs) * time.Millisecond,
+		AckTimeout:  c.AckTimeout,
 		MaxRetries:  c.MaxRetries,
-		BaseBackoff: time.Duration(c.RetryBaseMs) * time.Millisecond,
+		BaseBackoff: c.RetryBase,
 	}
 	out := map[string]broker.RetryPolicy{}
 	for k := range broker.DefaultPolicies() {

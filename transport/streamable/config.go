@@ -4,9 +4,10 @@ import (
 	"net"
 	"net/url"
 	"strings"
+	"time"
 
-	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/internal/jsontext"
+	"github.com/mcprt/mcprt/internal/setting"
 )
 
 // ConfigPath is where the section lives in the configuration file:
@@ -27,8 +28,8 @@ const (
 )
 
 // Config is the "transport.http" section of the configuration. Its value
-// from DefaultConfig holds the defaults; add it to a loader with AddConfig
-// (the mcprt binary loads it with config.Load).
+// from DefaultConfig holds the defaults; its tags are what the mcprt
+// binary's configuration (package config) loads and documents.
 type Config struct {
 	Addr string `json:"addr" config:"nonempty" help:"host:port to listen on; the default 127.0.0.1 keeps the server reachable from this machine only."`
 	Path string `json:"path" config:"nonempty" help:"URL path of the MCP endpoint (starts with /)."`
@@ -38,14 +39,14 @@ type Config struct {
 	AllowedHosts   []string `json:"allowedHosts" help:"Host header values (host, or host:port) allowed besides localhost and loopback addresses; * allows any. A request with another Host gets 403."`
 	// AuthTokenEnvVar names the variable that holds the bearer token; the
 	// token itself never appears in the configuration.
-	AuthTokenEnvVar      string `json:"authTokenEnvVar" config:"envvar" help:"Environment variable holding the bearer token every request must carry (Authorization: Bearer ...); empty means no authentication."`
-	MaxSessions          int    `json:"maxSessions" help:"Most sessions at once; an initialize beyond it gets 503."`
-	SessionIdleTimeoutMs int    `json:"sessionIdleTimeoutMs" help:"A session with no request in progress and no open stream for this many milliseconds is closed."`
-	ReplayBufferEvents   int    `json:"replayBufferEvents" config:"max=100000" help:"Events each event stream keeps for resumption with Last-Event-ID (its bytes are bounded by transport.maxOutputBytes)."`
-	ResponseMode         string `json:"responseMode" config:"enum=auto|json|sse" help:"How requests are answered: auto (JSON unless the request sends messages first), json, or sse."`
-	ReadTimeoutMs        int    `json:"readTimeoutMs" help:"Longest time to read one request's headers, and then its body, in milliseconds."`
-	WriteTimeoutMs       int    `json:"writeTimeoutMs" help:"Longest time one response body or one stream event may take to write, in milliseconds; a stream whose client stops reading is closed after it."`
-	IdleTimeoutMs        int    `json:"idleTimeoutMs" help:"How long an idle keep-alive connection stays open, in milliseconds."`
+	AuthTokenEnvVar    string        `json:"authTokenEnvVar" config:"envvar" help:"Environment variable holding the bearer token every request must carry (Authorization: Bearer ...); empty means no authentication."`
+	MaxSessions        int           `json:"maxSessions" help:"Most sessions at once; an initialize beyond it gets 503."`
+	SessionIdleTimeout time.Duration `json:"sessionIdleTimeoutMs" help:"A session with no request in progress and no open stream for this many milliseconds is closed."`
+	ReplayBufferEvents int           `json:"replayBufferEvents" config:"max=100000" help:"Events each event stream keeps for resumption with Last-Event-ID (its bytes are bounded by transport.maxOutputBytes)."`
+	ResponseMode       string        `json:"responseMode" config:"enum=auto|json|sse" help:"How requests are answered: auto (JSON unless the request sends messages first), json, or sse."`
+	ReadTimeout        time.Duration `json:"readTimeoutMs" help:"Longest time to read one request's headers, and then its body, in milliseconds."`
+	WriteTimeout       time.Duration `json:"writeTimeoutMs" help:"Longest time one response body or one stream event may take to write, in milliseconds; a stream whose client stops reading is closed after it."`
+	IdleTimeout        time.Duration `json:"idleTimeoutMs" help:"How long an idle keep-alive connection stays open, in milliseconds."`
 	// MaxConnections and MaxConnectionsPerClient bound the open
 	// connections (conns.go); keep them below the descriptor limit.
 	MaxConnections          int `json:"maxConnections" config:"max=1000000" help:"Most open connections; beyond it the oldest connection serving no request (sending its headers, or idle) is closed to make room, or, when every one is serving a request, the new one gets 503 and is closed. Keep it well below the process's descriptor limit (ulimit -n)."`
@@ -60,12 +61,12 @@ func DefaultConfig() Config {
 		Addr:                    "127.0.0.1:8080",
 		Path:                    "/mcp",
 		MaxSessions:             100,
-		SessionIdleTimeoutMs:    30 * 60 * 1000,
+		SessionIdleTimeout:      30 * time.Minute,
 		ReplayBufferEvents:      64,
 		ResponseMode:            ResponseAuto,
-		ReadTimeoutMs:           30000,
-		WriteTimeoutMs:          30000,
-		IdleTimeoutMs:           120000,
+		ReadTimeout:             30 * time.Second,
+		WriteTimeout:            30 * time.Second,
+		IdleTimeout:             2 * time.Minute,
 		MaxConnections:          512,
 		MaxConnectionsPerClient: 256,
 		MaxListens:              200,
@@ -74,42 +75,29 @@ func DefaultConfig() Config {
 }
 
 // Validate checks the rules that span more than a value's type: the path
-// and the shape of the allow-lists. The loader calls it.
+// and the shape of the allow-lists. NewHandler calls it, and so does the
+// binary's configuration load; the error is a *setting.Error naming the
+// key (relative to ConfigPath).
 func (c *Config) Validate() error {
 	if !strings.HasPrefix(c.Path, "/") {
-		return &core.ConfigError{Key: "path", Reason: "the path must start with /", Allowed: "a URL path such as /mcp"}
+		return &setting.Error{Key: "path", Reason: "the path must start with /", Allowed: "a URL path such as /mcp"}
 	}
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
-		return &core.ConfigError{Key: "addr", Reason: "not host:port", Allowed: "host:port, e.g. 127.0.0.1:8080 or :8080"}
+		return &setting.Error{Key: "addr", Reason: "not host:port", Allowed: "host:port, e.g. 127.0.0.1:8080 or :8080"}
 	}
 	for _, o := range c.AllowedOrigins {
 		if _, ok := normalizeOrigin(o); !ok && o != "*" {
-			return &core.ConfigError{Key: "allowedOrigins", Reason: "origin " + clipText(o) + " is not scheme://host[:port]",
+			return &setting.Error{Key: "allowedOrigins", Reason: "origin " + clipText(o) + " is not scheme://host[:port]",
 				Allowed: "origins such as https://app.example.com or http://localhost:3000, or *"}
 		}
 	}
 	for _, hst := range c.AllowedHosts {
 		if !validHostEntry(hst) {
-			return &core.ConfigError{Key: "allowedHosts", Reason: "host " + clipText(hst) + " is not host or host:port",
+			return &setting.Error{Key: "allowedHosts", Reason: "host " + clipText(hst) + " is not host or host:port",
 				Allowed: "host names or addresses, optionally with :port, e.g. mcp.example.com or 10.0.0.5:8080, or *"}
 		}
 	}
 	return nil
-}
-
-// AddConfig adds the section, backed by cfg (which holds its defaults,
-// usually DefaultConfig()), to l at ConfigPath.
-func AddConfig(l *core.Loader, cfg *Config) error { return l.Add(ConfigPath, cfg) }
-
-// ConfigKeys lists the section's keys with their variables and defaults,
-// for documentation.
-func ConfigKeys() []core.ConfigKey {
-	cfg := DefaultConfig()
-	l := core.NewLoader()
-	if err := l.Add(ConfigPath, &cfg); err != nil {
-		panic("streamable: the configuration section is malformed: " + err.Error())
-	}
-	return l.Keys()
 }
 
 // normalizeOrigin returns an origin as lower-case scheme://host[:port],

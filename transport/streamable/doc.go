@@ -142,9 +142,10 @@
 //	...
 //	h.Close(ctx) // at shutdown: ends every session
 //
-// The configuration section is "transport.http" (AddConfig; the mcprt
-// binary loads it with config.Load); its keys and MCPRT_TRANSPORT_HTTP_*
-// variables are listed by ConfigKeys. Options.AdminTokenEnvVar names the
+// Config is the "transport.http" section of the mcprt binary's
+// configuration: its json, config and help tags are what package config
+// loads and documents (MCPRT_TRANSPORT_HTTP_* variables); an embedder
+// fills it in code, starting from DefaultConfig. Options.AdminTokenEnvVar names the
 // variable of the admin token (AdminAuthorized).
 //
 // # Concurrency

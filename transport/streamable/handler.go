@@ -107,8 +107,8 @@ func NewHandler(srv *mcp.Server, cfg Config, opts Options) (*Handler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("streamable: invalid configuration: %w", err)
 	}
-	if cfg.MaxSessions < 1 || cfg.SessionIdleTimeoutMs < 1 || cfg.ReplayBufferEvents < 1 ||
-		cfg.ReadTimeoutMs < 1 || cfg.WriteTimeoutMs < 1 || cfg.IdleTimeoutMs < 1 {
+	if cfg.MaxSessions < 1 || cfg.SessionIdleTimeout < 1 || cfg.ReplayBufferEvents < 1 ||
+		cfg.ReadTimeout < 1 || cfg.WriteTimeout < 1 || cfg.IdleTimeout < 1 {
 		return nil, fmt.Errorf("streamable: invalid configuration: every limit and timeout must be >= 1 " +
 			"(start from DefaultConfig and change what you need)")
 	}
@@ -120,8 +120,8 @@ func NewHandler(srv *mcp.Server, cfg Config, opts Options) (*Handler, error) {
 		srv: srv, cfg: cfg, log: opts.Logger, clock: opts.Clock,
 		maxBody:      limits.MaxMessageBytes,
 		budget:       limits.MaxOutputBytes,
-		writeTimeout: time.Duration(cfg.WriteTimeoutMs) * time.Millisecond,
-		readTimeout:  time.Duration(cfg.ReadTimeoutMs) * time.Millisecond,
+		writeTimeout: cfg.WriteTimeout,
+		readTimeout:  cfg.ReadTimeout,
 		origins:      map[string]bool{},
 		hosts:        map[string]bool{},
 		sessions:     map[string]*session{},

@@ -18,7 +18,7 @@ import (
 // whose GET stream is open.
 func TestAbandonedSessionsAreCappedAndExpire(t *testing.T) {
 	const max = 50
-	f := newFixture(t, fixtureOpts{http: func(c *Config) { c.MaxSessions = max; c.SessionIdleTimeoutMs = 60000 }})
+	f := newFixture(t, fixtureOpts{http: func(c *Config) { c.MaxSessions = max; c.SessionIdleTimeout = time.Minute }})
 	opened := 0
 	for range 1000 {
 		resp := f.do(http.MethodPost, initBody)
@@ -78,7 +78,7 @@ func TestClientThatNeverReads(t *testing.T) {
 	const budget = 64 << 10
 	f := newFixture(t, fixtureOpts{
 		base: func(o *mcp.Options) { o.Limits.MaxOutputBytes = budget },
-		http: func(c *Config) { c.WriteTimeoutMs = 50 },
+		http: func(c *Config) { c.WriteTimeout = 50 * time.Millisecond },
 	})
 	sid := f.open()
 	s := f.h.sessionByID(sid)

@@ -72,7 +72,7 @@ func (h *Handler) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
 		Handler:           endpoint,
 		ReadHeaderTimeout: h.readTimeout,
-		IdleTimeout:       time.Duration(h.cfg.IdleTimeoutMs) * time.Millisecond,
+		IdleTimeout:       h.cfg.IdleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
 		ConnContext:       withConn,
 		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),

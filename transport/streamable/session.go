@@ -6,7 +6,6 @@ import (
 	"io"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/jsonrpc"
@@ -340,7 +339,7 @@ func (s *session) end() {
 	}
 	s.idleGen++
 	gen := s.idleGen
-	s.idle = s.h.clock.AfterFunc(time.Duration(s.h.cfg.SessionIdleTimeoutMs)*time.Millisecond, func() { s.expire(gen) })
+	s.idle = s.h.clock.AfterFunc(s.h.cfg.SessionIdleTimeout, func() { s.expire(gen) })
 }
 
 // expire closes the session if it has stayed idle since the timer of
@@ -353,7 +352,7 @@ func (s *session) expire(gen uint64) {
 		return
 	}
 	s.h.log.Info("closing an idle HTTP session", "connectionCorrelationId", s.sess.CorrelationID(),
-		"sessionIdleTimeoutMs", s.h.cfg.SessionIdleTimeoutMs)
+		"sessionIdleTimeoutMs", s.h.cfg.SessionIdleTimeout.Milliseconds())
 	s.closeFor(endClosed)
 }
 

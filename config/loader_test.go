@@ -1,4 +1,4 @@
-package core
+package config
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcprt/mcprt/core"
 )
 
 // httpTestSection is a section another package could declare.
@@ -32,7 +34,7 @@ type tlsTestSection struct {
 // own struct.
 func (t *tlsTestSection) Validate() error {
 	if (t.CertFile == "") != (t.KeyFile == "") {
-		return &ConfigError{Key: "certFile", Allowed: "both certFile and keyFile, or neither", Reason: "certFile and keyFile go together"}
+		return &Error{Key: "certFile", Allowed: "both certFile and keyFile, or neither", Reason: "certFile and keyFile go together"}
 	}
 	return nil
 }
@@ -50,11 +52,11 @@ func defaultHTTP() httpTestSection {
 }
 
 // newTestLoader returns a loader of the base sections and the HTTP section.
-func newTestLoader(t *testing.T) (*Loader, *Config, *httpTestSection) {
+func newTestLoader(t *testing.T) (*loader, *Base, *httpTestSection) {
 	t.Helper()
-	cfg := DefaultConfig("v1")
+	cfg := DefaultBase("v1")
 	h := defaultHTTP()
-	l := NewConfigLoader(&cfg)
+	l := newBaseLoader(&cfg)
 	if err := l.Add("transport.http", &h); err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +72,7 @@ func TestLoaderSection(t *testing.T) {
 	if err := l.Load(file, env); err != nil {
 		t.Fatal(err)
 	}
-	wantCfg := DefaultConfig("v1")
+	wantCfg := DefaultBase("v1")
 	wantCfg.Transport.MaxInFlight = 5
 	wantCfg.Server.Name = "srv"
 	if !reflect.DeepEqual(*cfg, wantCfg) {
@@ -93,7 +95,7 @@ func TestLoaderSection(t *testing.T) {
 	if err := l.Load("", nil); err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(*h, defaultHTTP()) || !reflect.DeepEqual(*cfg, DefaultConfig("v1")) {
+	if !reflect.DeepEqual(*h, defaultHTTP()) || !reflect.DeepEqual(*cfg, DefaultBase("v1")) {
 		t.Errorf("second load: %+v, %+v", *h, *cfg)
 	}
 }
@@ -107,13 +109,13 @@ func TestLoaderSectionInvalid(t *testing.T) {
 		name string
 		file string
 		env  []string
-		want ConfigError
+		want Error
 	}{
-		{"unknown key in the section", `{"transport":{"http":{"adr":"x"}}}`, nil, ConfigError{Key: "transport.http.adr", Value: `"x"`,
+		{"unknown key in the section", `{"transport":{"http":{"adr":"x"}}}`, nil, Error{Key: "transport.http.adr", Value: `"x"`,
 			Source: "file", Reason: "unknown key", Allowed: "one of " + httpKeys + "; did you mean addr?"}},
-		{"the shared object lists both sections' keys", `{"transport":{"htp":{}}}`, nil, ConfigError{Key: "transport.htp", Value: "{}",
+		{"the shared object lists both sections' keys", `{"transport":{"htp":{}}}`, nil, Error{Key: "transport.htp", Value: "{}",
 			Source: "file", Reason: "unknown key", Allowed: "one of maxMessageBytes, maxInFlight, maxOutputBytes, maxBatchResponseBytes, http; did you mean http?"}},
-		{"unknown key in a nested object", `{"transport":{"http":{"tls":{"ca":"x"}}}}`, nil, ConfigError{Key: "transport.http.tls.ca", Value: `"x"`,
+		{"unknown key in a nested object", `{"transport":{"http":{"tls":{"ca":"x"}}}}`, nil, Error{Key: "transport.http.tls.ca", Value: `"x"`,
 			Source: "file", Reason: "unknown key", Allowed: "one of certFile, keyFile"}},
 		{"unknown variable of the section", "", []string{"MCPRT_TRANSPORT_HTTP_ADR=x"}, unknownVar("MCPRT_TRANSPORT_HTTP_ADR", "x",
 			allowedVar+"; did you mean MCPRT_TRANSPORT_HTTP_ADDR?"+renameVar)},
@@ -128,10 +130,10 @@ func TestLoaderSectionInvalid(t *testing.T) {
 			"any string (may be empty)", "wrong JSON type: got number, want a string")},
 		{"envvar", "", []string{"MCPRT_TRANSPORT_HTTP_TOKEN_ENV_VAR=A-B"}, envErr("transport.http.tokenEnvVar", "A-B",
 			"empty, or an environment variable name (ASCII letters, digits and _, not starting with a digit)", "not an environment variable name")},
-		{"Validate with a relative ConfigError", `{"transport":{"http":{"tls":{"certFile":"c.pem"}}}}`, nil, ConfigError{Key: "transport.http.tls.certFile",
+		{"Validate with a relative Error", `{"transport":{"http":{"tls":{"certFile":"c.pem"}}}}`, nil, Error{Key: "transport.http.tls.certFile",
 			Env: "MCPRT_TRANSPORT_HTTP_TLS_CERT_FILE", Value: "c.pem", Source: "file", Allowed: "both certFile and keyFile, or neither",
 			Reason: "certFile and keyFile go together"}},
-		{"Validate with a plain error", "", []string{"MCPRT_TRANSPORT_HTTP_AUTH=token"}, ConfigError{Key: "transport.http", Value: "(the section)",
+		{"Validate with a plain error", "", []string{"MCPRT_TRANSPORT_HTTP_AUTH=token"}, Error{Key: "transport.http", Value: "(the section)",
 			Source: "env", Allowed: "a consistent transport.http section", Reason: "auth token needs token or tokenEnvVar"}},
 		{"base rules first", `{"transport":{"maxInFlight":0,"http":{"addr":""}}}`, nil, fileErr("transport.maxInFlight", "0", allowedInt, "must be >= 1")},
 	} {
@@ -142,15 +144,15 @@ func TestLoaderSectionInvalid(t *testing.T) {
 				path = writeConfig(t, tc.file)
 			}
 			err := l.Load(path, tc.env)
-			var ce *ConfigError
+			var ce *Error
 			if !errors.As(err, &ce) {
-				t.Fatalf("Load error = %v, want a *ConfigError", err)
+				t.Fatalf("Load error = %v, want a *Error", err)
 			}
 			if *ce != tc.want {
 				t.Errorf("error\n got %#v\nwant %#v", *ce, tc.want)
 			}
 			// All or nothing: a failed load changes no section.
-			if !reflect.DeepEqual(*h, defaultHTTP()) || !reflect.DeepEqual(*cfg, DefaultConfig("v1")) {
+			if !reflect.DeepEqual(*h, defaultHTTP()) || !reflect.DeepEqual(*cfg, DefaultBase("v1")) {
 				t.Errorf("a failed Load changed the sections: %+v", *h)
 			}
 		})
@@ -177,7 +179,7 @@ func TestLoaderLists(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := listSection{Some: []string{"x"}}
-			l := NewLoader()
+			l := newLoader()
 			if err := l.Add("s", &s); err != nil {
 				t.Fatal(err)
 			}
@@ -186,7 +188,7 @@ func TestLoaderLists(t *testing.T) {
 				path = writeConfig(t, tc.file)
 			}
 			err := l.Load(path, tc.env)
-			var ce *ConfigError
+			var ce *Error
 			switch {
 			case tc.reason == "" && err != nil:
 				t.Fatal(err)
@@ -202,7 +204,7 @@ func TestLoaderLists(t *testing.T) {
 func TestLoaderKeys(t *testing.T) {
 	l, _, _ := newTestLoader(t)
 	keys := l.Keys()
-	base := ConfigKeys()
+	base := baseKeys()
 	if len(keys) != len(base)+10 {
 		t.Fatalf("%d keys, want %d", len(keys), len(base)+10)
 	}
@@ -214,7 +216,7 @@ func TestLoaderKeys(t *testing.T) {
 			t.Errorf("key %d = %+v, want %+v", i, keys[i], k)
 		}
 	}
-	want := []ConfigKey{
+	want := []Key{
 		{"transport.http.addr", "MCPRT_TRANSPORT_HTTP_ADDR", "127.0.0.1:8080", "a non-empty string", "Listen address."},
 		{"transport.http.allowedOrigins", "MCPRT_TRANSPORT_HTTP_ALLOWED_ORIGINS", "http://localhost",
 			"a list of non-empty strings (file: JSON array; env: comma-separated)", "Origins allowed to connect."},
@@ -235,11 +237,11 @@ func TestLoaderKeys(t *testing.T) {
 	s := struct {
 		Token string `json:"token" config:"secret"`
 	}{Token: "s3cret"}
-	l = NewLoader()
+	l = newLoader()
 	if err := l.Add("a", &s); err != nil {
 		t.Fatal(err)
 	}
-	if d := l.Keys()[0].Default; d != RedactedValue {
+	if d := l.Keys()[0].Default; d != core.RedactedValue {
 		t.Errorf("secret default shown as %q", d)
 	}
 }
@@ -335,8 +337,8 @@ func TestLoaderAddRefuses(t *testing.T) {
 		}{}, "share the variable MCPRT_SERVER_NAME"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := DefaultConfig("v1")
-			l := NewConfigLoader(&cfg)
+			cfg := DefaultBase("v1")
+			l := newBaseLoader(&cfg)
 			before := l.Keys()
 			err := l.Add(tc.path, tc.section)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -371,16 +373,16 @@ func (r *rootTestSection) Validate() error {
 
 func TestLoaderValidateAtTheTopLevel(t *testing.T) {
 	s := rootTestSection{High: 5}
-	l := NewLoader()
+	l := newLoader()
 	if err := l.Add("", &s); err != nil {
 		t.Fatal(err)
 	}
 	err := l.Load(writeConfig(t, `{"low":6}`), nil)
-	var ce *ConfigError
+	var ce *Error
 	if !errors.As(err, &ce) {
 		t.Fatalf("Load error = %v", err)
 	}
-	want := ConfigError{Key: "(top level)", Value: "(the section)", Allowed: "a consistent configuration", Source: "file", Reason: "low above high"}
+	want := Error{Key: "(top level)", Value: "(the section)", Allowed: "a consistent configuration", Source: "file", Reason: "low above high"}
 	if *ce != want {
 		t.Errorf("error\n got %#v\nwant %#v", *ce, want)
 	}

@@ -1,4 +1,4 @@
-package core
+package config
 
 import (
 	"errors"
@@ -20,16 +20,16 @@ const (
 )
 
 // fileErr is the expected error of a file value; envErr of an env value.
-func fileErr(key, value, allowed, reason string) ConfigError {
-	return ConfigError{Key: key, Env: EnvName(key), Value: value, Allowed: allowed, Source: "file", Reason: reason}
+func fileErr(key, value, allowed, reason string) Error {
+	return Error{Key: key, Env: EnvName(key), Value: value, Allowed: allowed, Source: "file", Reason: reason}
 }
 
-func envErr(key, value, allowed, reason string) ConfigError {
-	return ConfigError{Key: key, Env: EnvName(key), Value: value, Allowed: allowed, Source: "env", Reason: reason}
+func envErr(key, value, allowed, reason string) Error {
+	return Error{Key: key, Env: EnvName(key), Value: value, Allowed: allowed, Source: "env", Reason: reason}
 }
 
-func unknownVar(name, value, allowed string) ConfigError {
-	return ConfigError{Env: name, Value: value, Allowed: allowed, Source: "env", Reason: "unknown variable"}
+func unknownVar(name, value, allowed string) Error {
+	return Error{Env: name, Value: value, Allowed: allowed, Source: "env", Reason: "unknown variable"}
 }
 
 func TestConfigInvalid(t *testing.T) {
@@ -37,26 +37,26 @@ func TestConfigInvalid(t *testing.T) {
 		name string
 		file string // "" means no file
 		env  []string
-		want ConfigError
+		want Error
 	}{
 		// Unknown keys in the file.
-		{"unknown top-level key", `{"serverr":{}}`, nil, ConfigError{Key: "serverr", Value: "{}", Source: "file", Reason: "unknown key",
+		{"unknown top-level key", `{"serverr":{}}`, nil, Error{Key: "serverr", Value: "{}", Source: "file", Reason: "unknown key",
 			Allowed: "one of server, transport, tools, resources, logging, security, aacp, stateless; did you mean server?"}},
-		{"unknown top-level key, no suggestion", `{"x":[1, 2]}`, nil, ConfigError{Key: "x", Value: "[1,2]", Source: "file", Reason: "unknown key",
+		{"unknown top-level key, no suggestion", `{"x":[1, 2]}`, nil, Error{Key: "x", Value: "[1,2]", Source: "file", Reason: "unknown key",
 			Allowed: "one of server, transport, tools, resources, logging, security, aacp, stateless"}},
-		{"unknown nested key, wrong case", `{"server":{"Name":"x"}}`, nil, ConfigError{Key: "server.Name", Value: `"x"`, Source: "file",
+		{"unknown nested key, wrong case", `{"server":{"Name":"x"}}`, nil, Error{Key: "server.Name", Value: `"x"`, Source: "file",
 			Reason: "unknown key", Allowed: "one of " + serverKeys + "; did you mean name?"}},
-		{"unknown deeply nested key", `{"tools":{"adminPolicy":{"mod":"token"}}}`, nil, ConfigError{Key: "tools.adminPolicy.mod",
+		{"unknown deeply nested key", `{"tools":{"adminPolicy":{"mod":"token"}}}`, nil, Error{Key: "tools.adminPolicy.mod",
 			Value: `"token"`, Source: "file", Reason: "unknown key", Allowed: "one of mode, tokenEnvVar; did you mean mode?"}},
-		{"unknown deeply nested key that looks secret", `{"tools":{"adminPolicy":{"mode":"token","tokenEnv":"X"}}}`, nil, ConfigError{Key: "tools.adminPolicy.tokenEnv",
+		{"unknown deeply nested key that looks secret", `{"tools":{"adminPolicy":{"mode":"token","tokenEnv":"X"}}}`, nil, Error{Key: "tools.adminPolicy.tokenEnv",
 			Value: "[REDACTED]", Source: "file", Reason: "unknown key", Allowed: "one of mode, tokenEnvVar; did you mean tokenEnvVar?"}},
-		{"unknown key that looks secret", `{"server":{"apiKey":"sk-123"}}`, nil, ConfigError{Key: "server.apiKey", Value: "[REDACTED]",
+		{"unknown key that looks secret", `{"server":{"apiKey":"sk-123"}}`, nil, Error{Key: "server.apiKey", Value: "[REDACTED]",
 			Source: "file", Reason: "unknown key", Allowed: "one of " + serverKeys}},
-		{"unknown key inside a section after a bad value", `{"server":{"mode":"x","bogus":1}}`, nil, ConfigError{Key: "server.bogus",
+		{"unknown key inside a section after a bad value", `{"server":{"mode":"x","bogus":1}}`, nil, Error{Key: "server.bogus",
 			Value: "1", Source: "file", Reason: "unknown key", Allowed: "one of " + serverKeys}},
 
 		// Duplicate keys.
-		{"duplicate section", `{"server":{},"server":{}}`, nil, ConfigError{Key: "server", Value: "{}", Allowed: "each key at most once",
+		{"duplicate section", `{"server":{},"server":{}}`, nil, Error{Key: "server", Value: "{}", Allowed: "each key at most once",
 			Source: "file", Reason: "duplicate key"}},
 		{"duplicate value key", `{"logging":{"level":"debug", "level":"warn"}}`, nil, fileErr("logging.level", `"warn"`, "each key at most once", "duplicate key")},
 		{"duplicate key spelled with an escape", `{"server":{"name":"a","n\u0061me":"b"}}`, nil, fileErr("server.name", `"b"`, "each key at most once", "duplicate key")},
@@ -73,9 +73,9 @@ func TestConfigInvalid(t *testing.T) {
 		{"object for a value", `{"server":{"mode":{"x":1}}}`, nil, fileErr("server.mode", `{"x":1}`, allowedMode, "wrong JSON type: got object, want a string")},
 		{"null value", `{"server":{"mode":null}}`, nil, fileErr("server.mode", "null", allowedMode, "wrong JSON type: got null, want a string")},
 		{"null number", `{"aacp":{"defaultTtlMs":null}}`, nil, fileErr("aacp.defaultTtlMs", "null", allowedInt, "wrong JSON type: got null, want a number")},
-		{"null section", `{"server":null}`, nil, ConfigError{Key: "server", Value: "null", Source: "file",
+		{"null section", `{"server":null}`, nil, Error{Key: "server", Value: "null", Source: "file",
 			Allowed: "a JSON object with keys " + serverKeys, Reason: "wrong JSON type: got null, want an object"}},
-		{"array section", `{"tools":{"adminPolicy":["deny_all"]}}`, nil, ConfigError{Key: "tools.adminPolicy", Value: `["deny_all"]`, Source: "file",
+		{"array section", `{"tools":{"adminPolicy":["deny_all"]}}`, nil, Error{Key: "tools.adminPolicy", Value: `["deny_all"]`, Source: "file",
 			Allowed: "a JSON object with keys mode, tokenEnvVar", Reason: "wrong JSON type: got array, want an object"}},
 
 		// Numbers.
@@ -114,10 +114,10 @@ func TestConfigInvalid(t *testing.T) {
 		{"env empty data dir", "", []string{"MCPRT_AACP_DATA_DIR="}, envErr("aacp.dataDir", "", "a non-empty string", "must not be empty")},
 		{"token variable name", `{"tools":{"adminPolicy":{"tokenEnvVar":"1TOKEN"}}}`, nil, fileErr("tools.adminPolicy.tokenEnvVar", `"1TOKEN"`,
 			"empty, or an environment variable name (ASCII letters, digits and _, not starting with a digit)", "not an environment variable name")},
-		{"empty version argument", "", nil, ConfigError{Key: "server.version", Env: "MCPRT_SERVER_VERSION", Value: "", Allowed: "a non-empty string",
+		{"empty version argument", "", nil, Error{Key: "server.version", Env: "MCPRT_SERVER_VERSION", Value: "", Allowed: "a non-empty string",
 			Source: "default", Reason: "must not be empty"}},
 
-		{"bad tools.enabled entry", "", []string{"MCPRT_TOOLS_ENABLED=memory_store,trace tree"}, ConfigError{Key: "tools.enabled",
+		{"bad tools.enabled entry", "", []string{"MCPRT_TOOLS_ENABLED=memory_store,trace tree"}, Error{Key: "tools.enabled",
 			Env: "MCPRT_TOOLS_ENABLED", Value: "memory_store,trace tree", Source: "env", Reason: `not a tool name, prefix or profile: "trace tree"`,
 			Allowed: "a list of tool names (letters, digits, _ - .), name prefixes ending in * (memory_*) or profile names (core, messaging, memory, coordination, governance, full); file: JSON array; env: comma-separated"}},
 		{"unknown profile", "", []string{"MCPRT_TOOLS_PROFILE=small"}, envErr("tools.profile", "small", "one of core, messaging, memory, coordination, governance, full (case-sensitive)", notAllowedEnum)},
@@ -152,10 +152,10 @@ func TestConfigInvalid(t *testing.T) {
 			if tc.name == "empty version argument" {
 				version = ""
 			}
-			got, err := LoadConfig(path, tc.env, version)
-			var ce *ConfigError
+			got, err := loadBase(path, tc.env, version)
+			var ce *Error
 			if !errors.As(err, &ce) {
-				t.Fatalf("LoadConfig error = %v, want a *ConfigError", err)
+				t.Fatalf("loadBase error = %v, want a *Error", err)
 			}
 			if *ce != tc.want {
 				t.Errorf("error\n got %#v\nwant %#v", *ce, tc.want)
@@ -164,7 +164,7 @@ func TestConfigInvalid(t *testing.T) {
 				t.Errorf("Error() %q does not say what was wrong and what is allowed", err)
 			}
 			if got.Server.Name != "" {
-				t.Errorf("LoadConfig returned a non-zero Config with its error")
+				t.Errorf("loadBase returned a non-zero Base with its error")
 			}
 		})
 	}
@@ -195,12 +195,12 @@ func TestConfigBadFile(t *testing.T) {
 			if path == "" {
 				path = writeConfig(t, tc.content)
 			}
-			_, err := LoadConfig(path, nil, "v1")
-			var ce *ConfigError
+			_, err := loadBase(path, nil, "v1")
+			var ce *Error
 			if !errors.As(err, &ce) {
-				t.Fatalf("LoadConfig error = %v, want a *ConfigError", err)
+				t.Fatalf("loadBase error = %v, want a *Error", err)
 			}
-			want := ConfigError{Key: "config", Env: "MCPRT_CONFIG", Value: path, Allowed: allowedFile, Source: "file", Reason: ce.Reason}
+			want := Error{Key: "config", Env: "MCPRT_CONFIG", Value: path, Allowed: allowedFile, Source: "file", Reason: ce.Reason}
 			if *ce != want {
 				t.Errorf("error\n got %#v\nwant %#v", *ce, want)
 			}
@@ -217,8 +217,8 @@ func TestConfigBadFile(t *testing.T) {
 
 func TestConfigLongValueIsShortened(t *testing.T) {
 	long := strings.Repeat("é", 300) // 600 bytes
-	_, err := LoadConfig("", []string{"MCPRT_SERVER_MODE=" + long}, "v1")
-	var ce *ConfigError
+	_, err := loadBase("", []string{"MCPRT_SERVER_MODE=" + long}, "v1")
+	var ce *Error
 	if !errors.As(err, &ce) {
 		t.Fatal(err)
 	}
@@ -228,19 +228,19 @@ func TestConfigLongValueIsShortened(t *testing.T) {
 	}
 }
 
-// FuzzLoadConfigFile checks that no file content panics LoadConfig and
-// that every failure is a *ConfigError naming a key and what is allowed.
+// FuzzLoadConfigFile checks that no file content panics loadBase and
+// that every failure is a *Error naming a key and what is allowed.
 func FuzzLoadConfigFile(f *testing.F) {
 	for _, seed := range []string{`{}`, `{"server":{"name":"x","name":"y"}}`, `{"tools":{"pageSize":1e3}}`,
 		`{"logging":{"redactKeys":["a",null]}}`, `{"aacp":{"defaultTtlMs":-0.5e-3}}`, `[`, "\xff"} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, content string) {
-		_, err := LoadConfig(writeConfig(t, content), nil, "v1")
+		_, err := loadBase(writeConfig(t, content), nil, "v1")
 		if err == nil {
 			return
 		}
-		var ce *ConfigError
+		var ce *Error
 		if !errors.As(err, &ce) || ce.Allowed == "" || ce.Source != "file" || ce.Reason == "" {
 			t.Fatalf("error %#v", err)
 		}

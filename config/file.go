@@ -1,4 +1,4 @@
-package core
+package config
 
 import (
 	"bytes"
@@ -10,13 +10,15 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcprt/mcprt/core"
 )
 
 // maxConfigFileBytes bounds the configuration file, so that a path such
 // as /dev/zero cannot exhaust memory.
 const maxConfigFileBytes = 1 << 20
 
-// fileAllowed is ConfigError.Allowed for a file that cannot be used at all.
+// fileAllowed is Error.Allowed for a file that cannot be used at all.
 const fileAllowed = "a readable JSON object file (UTF-8, at most 1048576 bytes)"
 
 // configNode is one object level of the file: its keys in order, and for
@@ -46,7 +48,7 @@ func (n *configNode) insert(path string) {
 
 // applyFile reads the file at path and applies its values to the section
 // values work.
-func (l *Loader) applyFile(work []reflect.Value, sources map[string]string, path string) error {
+func (l *loader) applyFile(work []reflect.Value, sources map[string]string, path string) error {
 	data, reason := readConfigFile(path)
 	if reason != "" {
 		return fileError(path, reason)
@@ -79,7 +81,7 @@ func (l *Loader) applyFile(work []reflect.Value, sources map[string]string, path
 func readConfigFile(path string) ([]byte, string) {
 	// Stat before opening: opening a FIFO would wait for a writer.
 	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
-		return nil, "not a regular file (" + fileKind(st.Mode()) + "); give a JSON file"
+		return nil, "not a regular file (" + core.FileKind(st.Mode()) + "); give a JSON file"
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -150,7 +152,7 @@ func walkObject(file string, data []byte, prefix string, node *configNode, value
 		child, known := node.children[key]
 		switch {
 		case !known:
-			return &ConfigError{
+			return &Error{
 				Key:     path,
 				Value:   redactIfSecret(key, shorten(compactJSON(raw))),
 				Allowed: "one of " + strings.Join(node.keys, ", ") + suggest(key, node.keys, strings.ToLower),
@@ -162,7 +164,7 @@ func walkObject(file string, data []byte, prefix string, node *configNode, value
 			if child == nil {
 				env = EnvName(path)
 			}
-			return &ConfigError{
+			return &Error{
 				Key:     path,
 				Env:     env,
 				Value:   shorten(compactJSON(raw)),
@@ -177,7 +179,7 @@ func walkObject(file string, data []byte, prefix string, node *configNode, value
 			continue
 		}
 		if t := jsonType(raw); t != "object" {
-			return &ConfigError{
+			return &Error{
 				Key:     path,
 				Value:   shorten(compactJSON(raw)),
 				Allowed: "a JSON object with keys " + strings.Join(child.keys, ", "),
@@ -192,9 +194,9 @@ func walkObject(file string, data []byte, prefix string, node *configNode, value
 	return nil
 }
 
-// fileError is the *ConfigError of a file that cannot be used at all.
-func fileError(path, reason string) *ConfigError {
-	return &ConfigError{Key: "config", Env: envConfig, Value: path, Allowed: fileAllowed, Source: sourceFile, Reason: reason}
+// fileError is the *Error of a file that cannot be used at all.
+func fileError(path, reason string) *Error {
+	return &Error{Key: "config", Env: envConfig, Value: path, Allowed: fileAllowed, Source: sourceFile, Reason: reason}
 }
 
 // compactJSON returns a valid JSON value without insignificant space.

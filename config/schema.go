@@ -1,11 +1,13 @@
-package core
+package config
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // valueKind is the type of a configuration value.
@@ -25,16 +27,17 @@ type keySpec struct {
 	env     string
 	meaning string
 	kind    valueKind
-	section int   // index of the section in Loader.sections
+	section int   // index of the section in loader.sections
 	index   []int // field index path from the section's struct
 
-	min, max   int      // kindInt: the bounds
-	enum       []string // kindString: the allowed values; nil means any
-	nonEmpty   bool     // kindString: "" is rejected; kindList: [] is rejected
-	envVarName bool     // kindString: "" or an environment variable name
-	reserved   bool     // kindBool: only false is accepted
-	secret     bool     // the value is never shown
-	def        string   // the default, in environment form
+	min, max   int           // kindInt: the bounds
+	unit       time.Duration // kindInt of a time.Duration field: what 1 means (its key ends in Ms or Seconds)
+	enum       []string      // kindString: the allowed values; nil means any
+	nonEmpty   bool          // kindString: "" is rejected; kindList: [] is rejected
+	envVarName bool          // kindString: "" or an environment variable name
+	reserved   bool          // kindBool: only false is accepted
+	secret     bool          // the value is never shown
+	def        string        // the default, in environment form
 }
 
 // The struct tags a section's fields use.
@@ -85,6 +88,11 @@ func sectionSpecs(path string, t reflect.Type, section int) ([]keySpec, error) {
 			switch f.Type {
 			case reflect.TypeFor[int]():
 				s.kind = kindInt
+			case reflect.TypeFor[time.Duration]():
+				s.kind, s.unit = kindInt, durationUnit(name)
+				if s.unit == 0 {
+					return fmt.Errorf("%s: a time.Duration key's name ends in Ms or Seconds (its unit)", where)
+				}
 			case reflect.TypeFor[bool]():
 				s.kind = kindBool
 			case reflect.TypeFor[string]():
@@ -92,10 +100,13 @@ func sectionSpecs(path string, t reflect.Type, section int) ([]keySpec, error) {
 			case reflect.TypeFor[[]string]():
 				s.kind = kindList
 			default:
-				return fmt.Errorf("%s: type %s is not supported (int, bool, string, []string or a struct)", where, f.Type)
+				return fmt.Errorf("%s: type %s is not supported (int, time.Duration, bool, string, []string or a struct)", where, f.Type)
 			}
 			if err := parseRules(&s, f.Tag.Get(tagConfig)); err != nil {
 				return fmt.Errorf("%s: tag %s:%q: %v", where, tagConfig, f.Tag.Get(tagConfig), err)
+			}
+			if s.unit != 0 && s.min < 0 {
+				return fmt.Errorf("%s: a time.Duration key takes no negative minimum", where)
 			}
 			specs = append(specs, s)
 		}
@@ -230,14 +241,34 @@ func (s *keySpec) field(v reflect.Value) reflect.Value {
 	return v.FieldByIndex(s.index)
 }
 
-// get returns the key's value in the section value v: an int, bool, string
-// or []string.
+// get returns the key's value in the section value v: an int (a
+// time.Duration in its unit), bool, string or []string.
 func (s *keySpec) get(v reflect.Value) any {
+	if s.unit != 0 {
+		return int(s.field(v).Int() / int64(s.unit))
+	}
 	return s.field(v).Interface()
+}
+
+// durationUnit is the unit of a time.Duration key by its name's suffix:
+// a millisecond for "…Ms", a second for "…Seconds"; 0 for neither.
+func durationUnit(name string) time.Duration {
+	switch {
+	case strings.HasSuffix(name, "Ms"):
+		return time.Millisecond
+	case strings.HasSuffix(name, "Seconds"):
+		return time.Second
+	}
+	return 0
 }
 
 // set stores x, of the key's type, in the section value v.
 func (s *keySpec) set(v reflect.Value, x any) {
+	if s.unit != 0 { // saturating: 2^53-1 ms is longer than a Duration holds
+		n := int64(x.(int))
+		s.field(v).SetInt(int64(time.Duration(min(n, math.MaxInt64/int64(s.unit))) * s.unit))
+		return
+	}
 	s.field(v).Set(reflect.ValueOf(x))
 }
 

@@ -1,4 +1,4 @@
-package core
+package config
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mcprt/mcprt/core"
 )
 
 // text formats v in environment form.
@@ -108,9 +110,9 @@ func (s *keySpec) check(v any) string {
 	return ""
 }
 
-// newError returns the *ConfigError of this key.
-func (s *keySpec) newError(source, value, reason string) *ConfigError {
-	return &ConfigError{
+// newError returns the *Error of this key.
+func (s *keySpec) newError(source, value, reason string) *Error {
+	return &Error{
 		Key:     s.path,
 		Env:     s.env,
 		Value:   s.shown(value),
@@ -124,7 +126,7 @@ func (s *keySpec) newError(source, value, reason string) *ConfigError {
 // a secret key.
 func (s *keySpec) shown(value string) string {
 	if s.secret {
-		return RedactedValue
+		return core.RedactedValue
 	}
 	return shorten(value)
 }

@@ -1,13 +1,18 @@
-package core
+package config
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/mcprt/mcprt/mcp"
+	"github.com/mcprt/mcprt/tools/messaging"
 )
 
 // writeConfig writes content to a fresh file and returns its path.
@@ -33,7 +38,7 @@ func nestJSON(path, value string) string {
 
 // configField returns the field of c that a key path names, following the
 // json tags.
-func configField(c *Config, path string) reflect.Value {
+func configField(c *Base, path string) reflect.Value {
 	v := reflect.ValueOf(c).Elem()
 	for seg := range strings.SplitSeq(path, ".") {
 		found := false
@@ -70,22 +75,22 @@ func leafPaths(t reflect.Type, prefix string) []string {
 }
 
 func TestDefaultConfig(t *testing.T) {
-	want := Config{
-		Server:    ServerConfig{Name: "mcprt", Version: "1.2.3", Mode: "FULL", ShutdownTimeoutMs: 10000, StartupTimeoutMs: 10000, Instructions: "", Fixtures: []string{}},
+	want := Base{
+		Server:    ServerConfig{Name: "mcprt", Version: "1.2.3", Mode: "FULL", ShutdownTimeout: 10 * time.Second, StartupTimeout: 10 * time.Second, Instructions: "", Fixtures: []string{}},
 		Transport: TransportConfig{MaxMessageBytes: 4194304, MaxInFlight: 1024, MaxOutputBytes: 1048576, MaxBatchResponseBytes: 16777216},
-		Tools: ToolsConfig{DefaultTimeoutMs: 30000, ClientRequestTimeoutMs: 60000, MaxPayloadBytes: 1048576, MaxStateBytes: 262144, MaxResultBytes: 10485760,
+		Tools: ToolsConfig{DefaultTimeout: 30 * time.Second, ClientRequestTimeout: time.Minute, MaxPayloadBytes: 1048576, MaxStateBytes: 262144, MaxResultBytes: 10485760,
 			PageSize: 100, AdminRegistrationEnabled: false, AdminPolicy: AdminPolicyConfig{Mode: "deny_all", TokenEnvVar: ""},
 			Profile: "full", Enabled: []string{}},
 		Resources: ResourcesConfig{MaxConcurrentExecutions: 10},
 		Logging: LoggingConfig{Level: "info", RedactKeys: []string{"token", "key", "secret", "password", "apiKey",
 			"authorization", "bearer", "session", "cookie"}, MaxBufferBytes: 1048576},
 		Security: SecurityConfig{DynamicRegistrationEnabled: false, AllowArbitraryCodeTools: false},
-		AACP: AACPConfig{DefaultTTLMs: 86400000, DataDir: ".mcprt", AgentID: "", AgentType: "AdHoc", Fsync: "always",
-			AckTimeoutMs: 0, MaxRetries: 3, RetryBaseMs: 1000, IdleAfterMs: 120000, StaleAfterMs: 900000},
-		Stateless: StatelessConfig{RequestStateKeyEnvVar: "", RequestStateTTLMs: 600000, ListTTLMs: 0, ReadTTLMs: 0, CacheScope: "private"},
+		AACP: messaging.Config{DefaultTTL: 24 * time.Hour, DataDir: ".mcprt", AgentID: "", AgentType: "AdHoc", Fsync: "always",
+			AckTimeout: 0, MaxRetries: 3, RetryBase: time.Second, IdleAfter: 2 * time.Minute, StaleAfter: 15 * time.Minute},
+		Stateless: StatelessConfig{RequestStateKeyEnvVar: "", RequestStateTTL: 10 * time.Minute, ListTTL: 0, ReadTTL: 0, CacheScope: "private"},
 	}
-	if got := DefaultConfig("1.2.3"); !reflect.DeepEqual(got, want) {
-		t.Errorf("DefaultConfig = %+v, want %+v", got, want)
+	if got := DefaultBase("1.2.3"); !reflect.DeepEqual(got, want) {
+		t.Errorf("DefaultBase = %+v, want %+v", got, want)
 	}
 	for _, tc := range []struct {
 		name, file string
@@ -101,86 +106,86 @@ func TestDefaultConfig(t *testing.T) {
 			if tc.file != "" {
 				path = writeConfig(t, tc.file)
 			}
-			got, err := LoadConfig(path, tc.env, "1.2.3")
+			got, err := loadBase(path, tc.env, "1.2.3")
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(got, want) {
-				t.Errorf("LoadConfig = %+v, want %+v", got, want)
+				t.Errorf("loadBase = %+v, want %+v", got, want)
 			}
 		})
 	}
-	a, b := DefaultConfig(""), DefaultConfig("")
+	a, b := DefaultBase(""), DefaultBase("")
 	a.Logging.RedactKeys[0] = "changed"
 	if b.Logging.RedactKeys[0] != "token" {
-		t.Error("DefaultConfig shares its RedactKeys slice")
+		t.Error("DefaultBase shares its RedactKeys slice")
 	}
 }
 
-// keyCases sets every key, in ConfigKeys order, to a value that is not its
+// keyCases sets every key, in baseKeys order, to a value that is not its
 // default (except the reserved key), once as file JSON and once as env text.
 var keyCases = []struct {
 	path, file, env string
-	want            func(*Config)
+	want            func(*Base)
 }{
-	{"server.name", `"srv"`, "srv", func(c *Config) { c.Server.Name = "srv" }},
-	{"server.version", `"9.9"`, "9.9", func(c *Config) { c.Server.Version = "9.9" }},
-	{"server.mode", `"READONLY"`, "READONLY", func(c *Config) { c.Server.Mode = ModeReadOnly }},
-	{"server.shutdownTimeoutMs", `5`, "5", func(c *Config) { c.Server.ShutdownTimeoutMs = 5 }},
-	{"server.startupTimeoutMs", `6`, "6", func(c *Config) { c.Server.StartupTimeoutMs = 6 }},
-	{"server.instructions", `"use it\nwell"`, "use it\nwell", func(c *Config) { c.Server.Instructions = "use it\nwell" }},
-	{"server.fixtures", `["conformance"]`, " conformance ,", func(c *Config) { c.Server.Fixtures = []string{"conformance"} }},
-	{"transport.maxMessageBytes", `7`, "7", func(c *Config) { c.Transport.MaxMessageBytes = 7 }},
-	{"transport.maxInFlight", `8`, "8", func(c *Config) { c.Transport.MaxInFlight = 8 }},
-	{"transport.maxOutputBytes", `80`, "80", func(c *Config) { c.Transport.MaxOutputBytes = 80 }},
-	{"transport.maxBatchResponseBytes", `81`, "81", func(c *Config) { c.Transport.MaxBatchResponseBytes = 81 }},
-	{"tools.defaultTimeoutMs", `9`, "9", func(c *Config) { c.Tools.DefaultTimeoutMs = 9 }},
-	{"tools.clientRequestTimeoutMs", `15`, "15", func(c *Config) { c.Tools.ClientRequestTimeoutMs = 15 }},
-	{"tools.maxPayloadBytes", `10`, "10", func(c *Config) { c.Tools.MaxPayloadBytes = 10 }},
-	{"tools.maxStateBytes", `11`, "11", func(c *Config) { c.Tools.MaxStateBytes = 11 }},
-	{"tools.maxResultBytes", `12`, "12", func(c *Config) { c.Tools.MaxResultBytes = 12 }},
-	{"tools.pageSize", `13`, "13", func(c *Config) { c.Tools.PageSize = 13 }},
-	{"tools.adminRegistrationEnabled", `true`, "true", func(c *Config) { c.Tools.AdminRegistrationEnabled = true }},
-	{"tools.adminPolicy.mode", `"local_stdio_only"`, "local_stdio_only", func(c *Config) { c.Tools.AdminPolicy.Mode = AdminPolicyLocalStdioOnly }},
-	{"tools.adminPolicy.tokenEnvVar", `"ADMIN_TOKEN"`, "ADMIN_TOKEN", func(c *Config) { c.Tools.AdminPolicy.TokenEnvVar = "ADMIN_TOKEN" }},
-	{"tools.profile", `"core"`, "core", func(c *Config) { c.Tools.Profile = ToolProfileCore }},
-	{"tools.enabled", `["memory", "trace_*"]`, "memory,trace_*", func(c *Config) { c.Tools.Enabled = []string{"memory", "trace_*"} }},
-	{"resources.maxConcurrentExecutions", `14`, "14", func(c *Config) { c.Resources.MaxConcurrentExecutions = 14 }},
-	{"logging.level", `"debug"`, "debug", func(c *Config) { c.Logging.Level = "debug" }},
-	{"logging.redactKeys", `["jwt", "x y"]`, " jwt, , x y ,", func(c *Config) { c.Logging.RedactKeys = []string{"jwt", "x y"} }},
-	{"logging.maxBufferBytes", `82`, "82", func(c *Config) { c.Logging.MaxBufferBytes = 82 }},
-	{"security.dynamicRegistrationEnabled", `true`, "1", func(c *Config) { c.Security.DynamicRegistrationEnabled = true }},
-	{"security.allowArbitraryCodeTools", `false`, "0", func(c *Config) {}},
-	{"aacp.defaultTtlMs", `9007199254740991`, "9007199254740991", func(c *Config) { c.AACP.DefaultTTLMs = 9007199254740991 }},
-	{"aacp.dataDir", `"/var/lib/mcprt"`, "/var/lib/mcprt", func(c *Config) { c.AACP.DataDir = "/var/lib/mcprt" }},
-	{"aacp.agentId", `"manager_001"`, "manager_001", func(c *Config) { c.AACP.AgentID = "manager_001" }},
-	{"aacp.agentType", `"Manager"`, "Manager", func(c *Config) { c.AACP.AgentType = "Manager" }},
-	{"aacp.fsync", `"batch"`, "batch", func(c *Config) { c.AACP.Fsync = "batch" }},
-	{"aacp.ackTimeoutMs", `250`, "250", func(c *Config) { c.AACP.AckTimeoutMs = 250 }},
-	{"aacp.maxRetries", `0`, "0", func(c *Config) { c.AACP.MaxRetries = 0 }},
-	{"aacp.retryBaseMs", `16`, "16", func(c *Config) { c.AACP.RetryBaseMs = 16 }},
-	{"aacp.idleAfterMs", `5000`, "5000", func(c *Config) { c.AACP.IdleAfterMs = 5000 }},
-	{"aacp.staleAfterMs", `60000`, "60000", func(c *Config) { c.AACP.StaleAfterMs = 60000 }},
-	{"stateless.requestStateKeyEnvVar", `"STATE_KEY"`, "STATE_KEY", func(c *Config) { c.Stateless.RequestStateKeyEnvVar = "STATE_KEY" }},
-	{"stateless.requestStateTtlMs", `5000`, "5000", func(c *Config) { c.Stateless.RequestStateTTLMs = 5000 }},
-	{"stateless.listTtlMs", `60000`, "60000", func(c *Config) { c.Stateless.ListTTLMs = 60000 }},
-	{"stateless.readTtlMs", `1000`, "1000", func(c *Config) { c.Stateless.ReadTTLMs = 1000 }},
-	{"stateless.cacheScope", `"public"`, "public", func(c *Config) { c.Stateless.CacheScope = "public" }},
+	{"server.name", `"srv"`, "srv", func(c *Base) { c.Server.Name = "srv" }},
+	{"server.version", `"9.9"`, "9.9", func(c *Base) { c.Server.Version = "9.9" }},
+	{"server.mode", `"READONLY"`, "READONLY", func(c *Base) { c.Server.Mode = mcp.ModeReadOnly }},
+	{"server.shutdownTimeoutMs", `5`, "5", func(c *Base) { c.Server.ShutdownTimeout = 5 * time.Millisecond }},
+	{"server.startupTimeoutMs", `6`, "6", func(c *Base) { c.Server.StartupTimeout = 6 * time.Millisecond }},
+	{"server.instructions", `"use it\nwell"`, "use it\nwell", func(c *Base) { c.Server.Instructions = "use it\nwell" }},
+	{"server.fixtures", `["conformance"]`, " conformance ,", func(c *Base) { c.Server.Fixtures = []string{"conformance"} }},
+	{"transport.maxMessageBytes", `7`, "7", func(c *Base) { c.Transport.MaxMessageBytes = 7 }},
+	{"transport.maxInFlight", `8`, "8", func(c *Base) { c.Transport.MaxInFlight = 8 }},
+	{"transport.maxOutputBytes", `80`, "80", func(c *Base) { c.Transport.MaxOutputBytes = 80 }},
+	{"transport.maxBatchResponseBytes", `81`, "81", func(c *Base) { c.Transport.MaxBatchResponseBytes = 81 }},
+	{"tools.defaultTimeoutMs", `9`, "9", func(c *Base) { c.Tools.DefaultTimeout = 9 * time.Millisecond }},
+	{"tools.clientRequestTimeoutMs", `15`, "15", func(c *Base) { c.Tools.ClientRequestTimeout = 15 * time.Millisecond }},
+	{"tools.maxPayloadBytes", `10`, "10", func(c *Base) { c.Tools.MaxPayloadBytes = 10 }},
+	{"tools.maxStateBytes", `11`, "11", func(c *Base) { c.Tools.MaxStateBytes = 11 }},
+	{"tools.maxResultBytes", `12`, "12", func(c *Base) { c.Tools.MaxResultBytes = 12 }},
+	{"tools.pageSize", `13`, "13", func(c *Base) { c.Tools.PageSize = 13 }},
+	{"tools.adminRegistrationEnabled", `true`, "true", func(c *Base) { c.Tools.AdminRegistrationEnabled = true }},
+	{"tools.adminPolicy.mode", `"local_stdio_only"`, "local_stdio_only", func(c *Base) { c.Tools.AdminPolicy.Mode = AdminPolicyLocalStdioOnly }},
+	{"tools.adminPolicy.tokenEnvVar", `"ADMIN_TOKEN"`, "ADMIN_TOKEN", func(c *Base) { c.Tools.AdminPolicy.TokenEnvVar = "ADMIN_TOKEN" }},
+	{"tools.profile", `"core"`, "core", func(c *Base) { c.Tools.Profile = ToolProfileCore }},
+	{"tools.enabled", `["memory", "trace_*"]`, "memory,trace_*", func(c *Base) { c.Tools.Enabled = []string{"memory", "trace_*"} }},
+	{"resources.maxConcurrentExecutions", `14`, "14", func(c *Base) { c.Resources.MaxConcurrentExecutions = 14 }},
+	{"logging.level", `"debug"`, "debug", func(c *Base) { c.Logging.Level = "debug" }},
+	{"logging.redactKeys", `["jwt", "x y"]`, " jwt, , x y ,", func(c *Base) { c.Logging.RedactKeys = []string{"jwt", "x y"} }},
+	{"logging.maxBufferBytes", `82`, "82", func(c *Base) { c.Logging.MaxBufferBytes = 82 }},
+	{"security.dynamicRegistrationEnabled", `true`, "1", func(c *Base) { c.Security.DynamicRegistrationEnabled = true }},
+	{"security.allowArbitraryCodeTools", `false`, "0", func(c *Base) {}},
+	{"aacp.defaultTtlMs", `9007199254740991`, "9007199254740991", func(c *Base) { c.AACP.DefaultTTL = math.MaxInt64 / time.Millisecond * time.Millisecond }},
+	{"aacp.dataDir", `"/var/lib/mcprt"`, "/var/lib/mcprt", func(c *Base) { c.AACP.DataDir = "/var/lib/mcprt" }},
+	{"aacp.agentId", `"manager_001"`, "manager_001", func(c *Base) { c.AACP.AgentID = "manager_001" }},
+	{"aacp.agentType", `"Manager"`, "Manager", func(c *Base) { c.AACP.AgentType = "Manager" }},
+	{"aacp.fsync", `"batch"`, "batch", func(c *Base) { c.AACP.Fsync = "batch" }},
+	{"aacp.ackTimeoutMs", `250`, "250", func(c *Base) { c.AACP.AckTimeout = 250 * time.Millisecond }},
+	{"aacp.maxRetries", `0`, "0", func(c *Base) { c.AACP.MaxRetries = 0 }},
+	{"aacp.retryBaseMs", `16`, "16", func(c *Base) { c.AACP.RetryBase = 16 * time.Millisecond }},
+	{"aacp.idleAfterMs", `5000`, "5000", func(c *Base) { c.AACP.IdleAfter = 5000 * time.Millisecond }},
+	{"aacp.staleAfterMs", `60000`, "60000", func(c *Base) { c.AACP.StaleAfter = 60000 * time.Millisecond }},
+	{"stateless.requestStateKeyEnvVar", `"STATE_KEY"`, "STATE_KEY", func(c *Base) { c.Stateless.RequestStateKeyEnvVar = "STATE_KEY" }},
+	{"stateless.requestStateTtlMs", `5000`, "5000", func(c *Base) { c.Stateless.RequestStateTTL = 5000 * time.Millisecond }},
+	{"stateless.listTtlMs", `60000`, "60000", func(c *Base) { c.Stateless.ListTTL = 60000 * time.Millisecond }},
+	{"stateless.readTtlMs", `1000`, "1000", func(c *Base) { c.Stateless.ReadTTL = 1000 * time.Millisecond }},
+	{"stateless.cacheScope", `"public"`, "public", func(c *Base) { c.Stateless.CacheScope = "public" }},
 }
 
 func TestConfigEachKey(t *testing.T) {
-	keys := ConfigKeys()
+	keys := baseKeys()
 	if len(keys) != len(keyCases) {
-		t.Fatalf("%d ConfigKeys, %d keyCases", len(keys), len(keyCases))
+		t.Fatalf("%d baseKeys, %d keyCases", len(keys), len(keyCases))
 	}
 	for i, tc := range keyCases {
 		if keys[i].Path != tc.path {
-			t.Fatalf("ConfigKeys()[%d].Path = %q, keyCases has %q", i, keys[i].Path, tc.path)
+			t.Fatalf("baseKeys()[%d].Path = %q, keyCases has %q", i, keys[i].Path, tc.path)
 		}
-		want := DefaultConfig("v1")
+		want := DefaultBase("v1")
 		tc.want(&want)
 		t.Run(tc.path+"/file", func(t *testing.T) {
-			got, err := LoadConfig(writeConfig(t, nestJSON(tc.path, tc.file)), nil, "v1")
+			got, err := loadBase(writeConfig(t, nestJSON(tc.path, tc.file)), nil, "v1")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -189,7 +194,7 @@ func TestConfigEachKey(t *testing.T) {
 			}
 		})
 		t.Run(tc.path+"/env", func(t *testing.T) {
-			got, err := LoadConfig("", []string{keys[i].Env + "=" + tc.env}, "v1")
+			got, err := loadBase("", []string{keys[i].Env + "=" + tc.env}, "v1")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -211,12 +216,12 @@ func TestConfigAllKeysInOneFile(t *testing.T) {
 	"aacp":{"defaultTtlMs":9007199254740991,"dataDir":"/var/lib/mcprt","agentId":"manager_001","agentType":"Manager","fsync":"batch",
 	  "ackTimeoutMs":250,"maxRetries":0,"retryBaseMs":16,"idleAfterMs":5000,"staleAfterMs":60000},
 	"stateless":{"requestStateKeyEnvVar":"STATE_KEY","requestStateTtlMs":5000,"listTtlMs":60000,"readTtlMs":1000,"cacheScope":"public"}}`
-	want := DefaultConfig("v1")
+	want := DefaultBase("v1")
 	for _, tc := range keyCases {
 		tc.want(&want)
 	}
 	want.Logging.RedactKeys = []string{"jwt", " x y "} // the file keeps spaces
-	got, err := LoadConfig(writeConfig(t, file), nil, "v1")
+	got, err := loadBase(writeConfig(t, file), nil, "v1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,12 +233,12 @@ func TestConfigAllKeysInOneFile(t *testing.T) {
 func TestConfigPrecedence(t *testing.T) {
 	path := writeConfig(t, `{"server":{"mode":"READONLY","name":"from-file"},"logging":{"redactKeys":["a"]}}`)
 	env := []string{"MCPRT_SERVER_MODE=MINIMAL", "MCPRT_LOGGING_REDACT_KEYS=", "HOME=/root"}
-	got, err := LoadConfig(path, env, "v1")
+	got, err := loadBase(path, env, "v1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := DefaultConfig("v1")
-	want.Server.Mode = ModeMinimal       // env beats file
+	want := DefaultBase("v1")
+	want.Server.Mode = mcp.ModeMinimal   // env beats file
 	want.Server.Name = "from-file"       // file beats default
 	want.Logging.RedactKeys = []string{} // an empty env list replaces the file's
 	if !reflect.DeepEqual(got, want) {
@@ -241,12 +246,12 @@ func TestConfigPrecedence(t *testing.T) {
 	}
 
 	// Of a variable given twice, the first counts (as with os.Getenv).
-	got, err = LoadConfig("", []string{"MCPRT_LOGGING_LEVEL=warn", "MCPRT_LOGGING_LEVEL=bogus"}, "v1")
+	got, err = loadBase("", []string{"MCPRT_LOGGING_LEVEL=warn", "MCPRT_LOGGING_LEVEL=bogus"}, "v1")
 	if err != nil || got.Logging.Level != "warn" {
 		t.Errorf("duplicate variable: level %q, err %v", got.Logging.Level, err)
 	}
 	// An empty version argument is fine when the environment sets one.
-	got, err = LoadConfig("", []string{"MCPRT_SERVER_VERSION=2.0"}, "")
+	got, err = loadBase("", []string{"MCPRT_SERVER_VERSION=2.0"}, "")
 	if err != nil || got.Server.Version != "2.0" {
 		t.Errorf("version from env: %q, %v", got.Server.Version, err)
 	}
@@ -254,11 +259,11 @@ func TestConfigPrecedence(t *testing.T) {
 
 func TestConfigTokenVariableIsNotUnknown(t *testing.T) {
 	path := writeConfig(t, `{"tools":{"adminPolicy":{"mode":"token","tokenEnvVar":"MCPRT_ADMIN_TOKEN"}}}`)
-	if _, err := LoadConfig(path, []string{"MCPRT_ADMIN_TOKEN=s3cret"}, "v1"); err != nil {
+	if _, err := loadBase(path, []string{"MCPRT_ADMIN_TOKEN=s3cret"}, "v1"); err != nil {
 		t.Errorf("token variable named in the file: %v", err)
 	}
 	env := []string{"MCPRT_TOOLS_ADMIN_POLICY_TOKEN_ENV_VAR=MCPRT_T", "MCPRT_T=s3cret"}
-	if _, err := LoadConfig("", env, "v1"); err != nil {
+	if _, err := loadBase("", env, "v1"); err != nil {
 		t.Errorf("token variable named in the env: %v", err)
 	}
 }
@@ -271,12 +276,12 @@ func TestConfigIntegers(t *testing.T) {
 		{"1", 1}, {"1e3", 1000}, {"1E+3", 1000}, {"1.0", 1}, {"10E-1", 1}, {"0.5e1", 5},
 		{"500000e-5", 5}, {"9007199254740991", 9007199254740991}, {"900719925474099.1e1", 9007199254740991},
 	} {
-		got, err := LoadConfig(writeConfig(t, `{"tools":{"pageSize":`+tc.file+`}}`), nil, "v1")
+		got, err := loadBase(writeConfig(t, `{"tools":{"pageSize":`+tc.file+`}}`), nil, "v1")
 		if err != nil || got.Tools.PageSize != tc.want {
 			t.Errorf("pageSize %s: got %d, %v; want %d", tc.file, got.Tools.PageSize, err, tc.want)
 		}
 	}
-	got, err := LoadConfig("", []string{"MCPRT_TOOLS_PAGE_SIZE=0010"}, "v1")
+	got, err := loadBase("", []string{"MCPRT_TOOLS_PAGE_SIZE=0010"}, "v1")
 	if err != nil || got.Tools.PageSize != 10 {
 		t.Errorf("env 0010: got %d, %v", got.Tools.PageSize, err)
 	}
@@ -336,42 +341,42 @@ func TestEnvName(t *testing.T) {
 			t.Errorf("EnvName(%q) = %q, want %q", path, got, env)
 		}
 	}
-	for _, k := range ConfigKeys() {
+	for _, k := range baseKeys() {
 		if want[k.Path] != k.Env {
-			t.Errorf("ConfigKeys: %s has Env %q, want %q", k.Path, k.Env, want[k.Path])
+			t.Errorf("baseKeys: %s has Env %q, want %q", k.Path, k.Env, want[k.Path])
 		}
 	}
 }
 
 func TestConfigKeysCoverConfig(t *testing.T) {
 	var paths []string
-	for _, k := range ConfigKeys() {
+	for _, k := range baseKeys() {
 		paths = append(paths, k.Path)
 		if k.Env == "" || k.Default == "" && k.Path != "server.instructions" && k.Path != "server.fixtures" && k.Path != "tools.enabled" && k.Path != "tools.adminPolicy.tokenEnvVar" && k.Path != "aacp.agentId" &&
 			k.Path != "stateless.requestStateKeyEnvVar" ||
 			k.Allowed == "" || k.Meaning == "" {
-			t.Errorf("incomplete ConfigKey %+v", k)
+			t.Errorf("incomplete Key %+v", k)
 		}
 	}
-	if fields := leafPaths(reflect.TypeFor[Config](), ""); !slices.Equal(paths, fields) {
-		t.Errorf("ConfigKeys paths\n%q\nConfig fields\n%q", paths, fields)
+	if fields := leafPaths(reflect.TypeFor[Base](), ""); !slices.Equal(paths, fields) {
+		t.Errorf("baseKeys paths\n%q\nConfig fields\n%q", paths, fields)
 	}
-	if !reflect.DeepEqual(ConfigKeys(), ConfigKeys()) {
-		t.Error("ConfigKeys is not stable")
+	if !reflect.DeepEqual(baseKeys(), baseKeys()) {
+		t.Error("baseKeys is not stable")
 	}
 }
 
-// Every Env of ConfigKeys reaches its field through LoadConfig, and every
+// Every Env of baseKeys reaches its field through loadBase, and every
 // Default, set through its Env, yields the defaults.
 func TestConfigKeysRoundTrip(t *testing.T) {
 	var defaults []string
-	for i, k := range ConfigKeys() {
+	for i, k := range baseKeys() {
 		tc := keyCases[i]
-		got, err := LoadConfig("", []string{k.Env + "=" + tc.env}, "v1")
+		got, err := loadBase("", []string{k.Env + "=" + tc.env}, "v1")
 		if err != nil {
 			t.Fatalf("%s=%q: %v", k.Env, tc.env, err)
 		}
-		want := DefaultConfig("v1")
+		want := DefaultBase("v1")
 		tc.want(&want)
 		if g, w := configField(&got, k.Path), configField(&want, k.Path); !g.IsValid() || !reflect.DeepEqual(g.Interface(), w.Interface()) {
 			t.Errorf("%s=%q: field %s = %v, want %v", k.Env, tc.env, k.Path, g, w)
@@ -380,40 +385,40 @@ func TestConfigKeysRoundTrip(t *testing.T) {
 			defaults = append(defaults, k.Env+"="+k.Default)
 		}
 	}
-	got, err := LoadConfig("", defaults, "v1")
+	got, err := loadBase("", defaults, "v1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := DefaultConfig("v1"); !reflect.DeepEqual(got, want) {
+	if want := DefaultBase("v1"); !reflect.DeepEqual(got, want) {
 		t.Errorf("defaults through env: got %+v, want %+v", got, want)
 	}
 }
 
 func TestConfigErrorMessage(t *testing.T) {
 	for _, tc := range []struct {
-		err  ConfigError
+		err  Error
 		want string
 	}{
-		{ConfigError{Key: "tools.defaultTimeoutMs", Env: "MCPRT_TOOLS_DEFAULT_TIMEOUT_MS", Value: "abc", Allowed: "an integer >= 1", Source: "env"},
+		{Error{Key: "tools.defaultTimeoutMs", Env: "MCPRT_TOOLS_DEFAULT_TIMEOUT_MS", Value: "abc", Allowed: "an integer >= 1", Source: "env"},
 			`config: tools.defaultTimeoutMs = "abc" (from MCPRT_TOOLS_DEFAULT_TIMEOUT_MS) is invalid; allowed: an integer >= 1`},
-		{ConfigError{Key: "server.mode", Env: "MCPRT_SERVER_MODE", Value: `"full"`, Allowed: "one of FULL", Source: "file", Reason: "bad"},
+		{Error{Key: "server.mode", Env: "MCPRT_SERVER_MODE", Value: `"full"`, Allowed: "one of FULL", Source: "file", Reason: "bad"},
 			`config: server.mode = "full" (from the config file) is invalid: bad; allowed: one of FULL`},
-		{ConfigError{Key: "server.version", Env: "MCPRT_SERVER_VERSION", Value: "", Allowed: "a non-empty string", Source: "default", Reason: "must not be empty"},
+		{Error{Key: "server.version", Env: "MCPRT_SERVER_VERSION", Value: "", Allowed: "a non-empty string", Source: "default", Reason: "must not be empty"},
 			`config: server.version = "" (default) is invalid: must not be empty; allowed: a non-empty string`},
-		{ConfigError{Env: "MCPRT_X", Value: "1", Allowed: "a known MCPRT_* variable (see README)", Source: "env", Reason: "unknown variable"},
+		{Error{Env: "MCPRT_X", Value: "1", Allowed: "a known MCPRT_* variable (see README)", Source: "env", Reason: "unknown variable"},
 			`config: unknown environment variable MCPRT_X = "1" is invalid: unknown variable; allowed: a known MCPRT_* variable (see README)`},
-		{ConfigError{Key: "transport.http", Value: "(the section)", Allowed: "a consistent transport.http section", Source: "env", Reason: "bad"},
+		{Error{Key: "transport.http", Value: "(the section)", Allowed: "a consistent transport.http section", Source: "env", Reason: "bad"},
 			`config: transport.http = "(the section)" (from the environment) is invalid: bad; allowed: a consistent transport.http section`},
-		{ConfigError{Key: "config", Env: "MCPRT_CONFIG", Value: "/x.json", Allowed: "a file", Source: "file", Reason: "cannot read"},
+		{Error{Key: "config", Env: "MCPRT_CONFIG", Value: "/x.json", Allowed: "a file", Source: "file", Reason: "cannot read"},
 			`config: config file "/x.json" (--config or MCPRT_CONFIG) is invalid: cannot read; allowed: a file`},
 	} {
 		if got := tc.err.Error(); got != tc.want {
 			t.Errorf("Error() =\n%s\nwant\n%s", got, tc.want)
 		}
 	}
-	_, err := LoadConfig("", []string{"MCPRT_SERVER_MODE=x"}, "v1")
-	var ce *ConfigError
+	_, err := loadBase("", []string{"MCPRT_SERVER_MODE=x"}, "v1")
+	var ce *Error
 	if !errors.As(err, &ce) || ce.Key != "server.mode" {
-		t.Fatalf("LoadConfig error %v is not the *ConfigError of server.mode", err)
+		t.Fatalf("loadBase error %v is not the *Error of server.mode", err)
 	}
 }

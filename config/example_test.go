@@ -1,12 +1,10 @@
-package core_test
+package config
 
 import (
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-
-	"github.com/mcprt/mcprt/core"
 )
 
 // HTTPConfig is the section an HTTP transport package would declare. Its
@@ -29,7 +27,7 @@ type TLSConfig struct {
 // Validate checks a rule across keys; the key is relative to TLSConfig.
 func (t *TLSConfig) Validate() error {
 	if (t.CertFile == "") != (t.KeyFile == "") {
-		return &core.ConfigError{Key: "keyFile", Reason: "certFile and keyFile go together",
+		return &Error{Key: "keyFile", Reason: "certFile and keyFile go together",
 			Allowed: "both certFile and keyFile, or neither"}
 	}
 	return nil
@@ -40,16 +38,16 @@ func DefaultHTTPConfig() HTTPConfig {
 	return HTTPConfig{Addr: "127.0.0.1:8080", MaxBodyBytes: 1 << 20, Auth: "none"}
 }
 
-func ExampleLoader() {
+func Example_section() {
 	dir, _ := os.MkdirTemp("", "mcprt-example")
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "mcprt.json")
 	os.WriteFile(path, []byte(`{"server":{"mode":"READONLY"},"transport":{"http":{"addr":":9000"}}}`), 0o600)
 	environ := []string{"MCPRT_TRANSPORT_HTTP_ALLOWED_ORIGINS=https://a.example, https://b.example"}
 
-	cfg := core.DefaultConfig("1.0.0")
+	cfg := DefaultBase("1.0.0")
 	httpCfg := DefaultHTTPConfig()
-	l := core.NewConfigLoader(&cfg)
+	l := newBaseLoader(&cfg)
 	if err := l.Add("transport.http", &httpCfg); err != nil {
 		panic(err) // a malformed section is a programming error
 	}
@@ -68,7 +66,7 @@ func ExampleLoader() {
 
 	// Strict: values are case-sensitive, and the error says what is allowed.
 	err := l.Load("", []string{"MCPRT_TRANSPORT_HTTP_AUTH=Token"})
-	var ce *core.ConfigError
+	var ce *Error
 	if errors.As(err, &ce) {
 		fmt.Println(ce.Key, ce.Env, ce.Value)
 		fmt.Println(ce.Allowed)

@@ -1,22 +1,25 @@
-package core
+package config
 
 import (
 	"errors"
 	"fmt"
+	"github.com/mcprt/mcprt/internal/setting"
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/mcprt/mcprt/core"
 )
 
-// Loader loads configuration sections from a JSON file, the environment
+// loader loads configuration sections from a JSON file, the environment
 // and their defaults, in one pass and with one set of strict rules. Each
 // package that has settings adds its own section (Add); nothing is
 // registered globally. See the package documentation for the rules and an
 // example.
 //
-// A Loader is not safe for concurrent use: add the sections, then Load,
+// A loader is not safe for concurrent use: add the sections, then Load,
 // from one goroutine.
-type Loader struct {
+type loader struct {
 	sections []loaderSection
 	specs    []keySpec       // every key, in Add order then field order
 	root     *configNode     // the object levels of the file
@@ -32,9 +35,9 @@ type loaderSection struct {
 	defaults reflect.Value // the struct as it was when added
 }
 
-// NewLoader returns a Loader with no sections.
-func NewLoader() *Loader {
-	return &Loader{
+// newLoader returns a loader with no sections.
+func newLoader() *loader {
+	return &loader{
 		root:    &configNode{children: map[string]*configNode{}},
 		byEnv:   map[string]int{},
 		byPath:  map[string]int{},
@@ -42,12 +45,12 @@ func NewLoader() *Loader {
 	}
 }
 
-// NewConfigLoader returns a Loader holding the base sections of mcprt
+// newBaseLoader returns a loader holding the base sections of mcprt
 // (server, transport, tools, resources, logging, security, aacp) backed by
-// cfg, which holds their defaults (usually DefaultConfig). Further sections
+// cfg, which holds their defaults (usually DefaultBase). Further sections
 // can be added to it.
-func NewConfigLoader(cfg *Config) *Loader {
-	l := NewLoader()
+func newBaseLoader(cfg *Base) *loader {
+	l := newLoader()
 	if err := l.Add("", cfg); err != nil {
 		panic("core: the base configuration is malformed: " + err.Error())
 	}
@@ -70,7 +73,7 @@ func NewConfigLoader(cfg *Config) *Loader {
 // Add returns an error, and adds nothing, when section is not a pointer to
 // a struct, a field or tag is malformed, or a key or its environment
 // variable is already taken. Such an error is a programming error.
-func (l *Loader) Add(path string, section any) error {
+func (l *loader) Add(path string, section any) error {
 	ptr := reflect.ValueOf(section)
 	if ptr.Kind() != reflect.Pointer || ptr.IsNil() || ptr.Elem().Kind() != reflect.Struct {
 		return fmt.Errorf("core: config section %q: %T is not a non-nil pointer to a struct", path, section)
@@ -83,7 +86,7 @@ func (l *Loader) Add(path string, section any) error {
 		return fmt.Errorf("core: config section %q: %v", path, err)
 	}
 	// Check every key before adding any, so that a refused section leaves
-	// the Loader as it was.
+	// the loader as it was.
 	paths := map[string]bool{}
 	envs := map[string]string{}
 	for i := range specs {
@@ -109,7 +112,7 @@ func (l *Loader) Add(path string, section any) error {
 		s := &specs[i]
 		s.def = s.text(s.get(defaults))
 		if s.secret && s.def != "" {
-			s.def = RedactedValue
+			s.def = core.RedactedValue
 		}
 		l.byEnv[s.env] = len(l.specs)
 		l.byPath[s.path] = len(l.specs)
@@ -125,9 +128,9 @@ func (l *Loader) Add(path string, section any) error {
 }
 
 // checkFree reports an error when the key path is taken: by a key of the
-// Loader or of the section being added (paths), or by an object, or when
+// loader or of the section being added (paths), or by an object, or when
 // one of its parents is a key.
-func (l *Loader) checkFree(path string, paths map[string]bool) error {
+func (l *loader) checkFree(path string, paths map[string]bool) error {
 	if _, ok := l.byPath[path]; ok || paths[path] {
 		return fmt.Errorf("key %s is already defined", path)
 	}
@@ -147,11 +150,11 @@ func (l *Loader) checkFree(path string, paths map[string]bool) error {
 // added (fields in declaration order), with their defaults: the table a
 // README or --help shows. The default of a secret key is shown as
 // "[REDACTED]".
-func (l *Loader) Keys() []ConfigKey {
-	keys := make([]ConfigKey, len(l.specs))
+func (l *loader) Keys() []Key {
+	keys := make([]Key, len(l.specs))
 	for i := range l.specs {
 		s := &l.specs[i]
-		keys[i] = ConfigKey{Path: s.path, Env: s.env, Default: s.def, Allowed: s.allowed(""), Meaning: s.meaning}
+		keys[i] = Key{Path: s.path, Env: s.env, Default: s.def, Allowed: s.allowed(""), Meaning: s.meaning}
 	}
 	return keys
 }
@@ -164,7 +167,7 @@ func (l *Loader) Keys() []ConfigKey {
 // of every nested struct, that has one is called (innermost first).
 //
 // Load is all or nothing: on success every section's struct holds its
-// values; on failure none is changed and the error is a *ConfigError. Of
+// values; on failure none is changed and the error is a *Error. Of
 // several problems the first is reported, in a fixed order: the file
 // (structure in file order, then values in key order), the environment
 // (in sorted variable order), the merged values (only a default can fail
@@ -175,7 +178,7 @@ func (l *Loader) Keys() []ConfigKey {
 // variable that is not a key's. MCPRT_CONFIG (the file's path, which the
 // caller resolves) is accepted and ignored, and so is every variable named
 // by a key tagged envvar.
-func (l *Loader) Load(path string, environ []string) error {
+func (l *loader) Load(path string, environ []string) error {
 	work := make([]reflect.Value, len(l.sections))
 	for i := range l.sections {
 		work[i] = cloneSection(l.sections[i].defaults)
@@ -216,12 +219,14 @@ func (l *Loader) Load(path string, environ []string) error {
 }
 
 // validateError turns an error of the Validate method of the struct at
-// path into a *ConfigError. A *ConfigError's Key is taken as relative to
-// path; its empty fields are filled from that key.
-func (l *Loader) validateError(path string, work []reflect.Value, sources map[string]string, err error) error {
-	var ce *ConfigError
-	if !errors.As(err, &ce) {
-		return &ConfigError{Key: keyOrTop(path), Value: "(the section)", Allowed: "a consistent " + sectionName(path),
+// path into a *Error. The Key of a *Error or a *setting.Error is taken
+// as relative to path; its empty fields are filled from that key.
+func (l *loader) validateError(path string, work []reflect.Value, sources map[string]string, err error) error {
+	var ce *Error
+	if se := (*setting.Error)(nil); errors.As(err, &se) {
+		ce = fromSetting(se)
+	} else if !errors.As(err, &ce) {
+		return &Error{Key: keyOrTop(path), Value: "(the section)", Allowed: "a consistent " + sectionName(path),
 			Source: sourceOf(sources, path), Reason: err.Error()}
 	}
 	out := *ce
@@ -244,7 +249,7 @@ func (l *Loader) validateError(path string, work []reflect.Value, sources map[st
 	if out.Value == "" {
 		out.Value = s.shown(s.text(s.get(work[s.section])))
 	} else if s.secret {
-		out.Value = RedactedValue
+		out.Value = core.RedactedValue
 	}
 	if out.Allowed == "" {
 		out.Allowed = s.allowed("")
@@ -252,7 +257,7 @@ func (l *Loader) validateError(path string, work []reflect.Value, sources map[st
 	return &out
 }
 
-// keyOrTop returns path, or "(top level)" for the root: a ConfigError
+// keyOrTop returns path, or "(top level)" for the root: a Error
 // with an empty Key is an unknown variable's.
 func keyOrTop(path string) string {
 	if path == "" {

@@ -1,4 +1,4 @@
-package core
+package config
 
 import (
 	"reflect"
@@ -11,7 +11,7 @@ const envPrefix = "MCPRT_"
 
 // applyEnv applies the MCPRT_* variables of environ to the section values
 // work, in sorted variable order, rejecting unknown ones.
-func (l *Loader) applyEnv(work []reflect.Value, sources map[string]string, environ []string) error {
+func (l *loader) applyEnv(work []reflect.Value, sources map[string]string, environ []string) error {
 	vars := make(map[string]string)
 	var names []string
 	for _, kv := range environ {
@@ -55,7 +55,7 @@ func (l *Loader) applyEnv(work []reflect.Value, sources map[string]string, envir
 		case exempt[name]:
 			continue
 		default:
-			return &ConfigError{
+			return &Error{
 				Env:     name,
 				Value:   redactIfSecret(name, shorten(value)),
 				Allowed: unknownVarHelp(name, l.envNames()),
@@ -89,7 +89,7 @@ func unknownVarHelp(name string, known []string) string {
 }
 
 // envNames lists every known variable: the keys' and MCPRT_CONFIG.
-func (l *Loader) envNames() []string {
+func (l *loader) envNames() []string {
 	names := make([]string, 0, len(l.specs)+1)
 	for i := range l.specs {
 		names = append(names, l.specs[i].env)
@@ -146,7 +146,7 @@ func editDistance(a, b string) int {
 // ignoring case and underscores.
 func redactIfSecret(name, value string) string {
 	n := strings.ToLower(strings.ReplaceAll(name, "_", ""))
-	for _, k := range DefaultConfig("").Logging.RedactKeys {
+	for _, k := range DefaultBase("").Logging.RedactKeys {
 		if strings.Contains(n, strings.ToLower(k)) {
 			return "[REDACTED]"
 		}
