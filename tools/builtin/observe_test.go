@@ -132,7 +132,19 @@ func TestHealthAfterExhaustion(t *testing.T) {
 		t.Errorf("status = %v after 3 rejections, want unhealthy", st)
 	}
 	c.ok("echo", `{"message":"hi"}`)
-	if st := c.ok("health", `{}`)["status"]; st != "healthy" {
-		t.Errorf("status = %v after a completed call, want healthy", st)
+	h := c.ok("health", `{}`)
+	// A completed call clears the rejections; the scheduler latency of a
+	// loaded test machine may still degrade the status, as it should.
+	want := "healthy"
+	if res, _ := h["resources"].(map[string]any); res != nil {
+		switch p99, _ := res["schedLatencyP99Ms"].(float64); {
+		case p99 > 500:
+			want = "unhealthy"
+		case p99 > 100:
+			want = "degraded"
+		}
+	}
+	if st := h["status"]; st != want {
+		t.Errorf("status = %v after a completed call (resources %v), want %s", st, h["resources"], want)
 	}
 }
