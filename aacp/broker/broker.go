@@ -25,20 +25,23 @@ var ErrClosed = errors.New("the aacp broker is closed")
 // dead letters), all through a journal shared with other processes. All
 // methods are safe for concurrent use.
 type Broker struct {
-	store    journal.Store
-	ownStore bool
-	v        *envelope.Validator
-	clock    core.Clock
-	ids      core.IDGenerator
-	log      *slog.Logger
-	after    func(time.Duration) <-chan time.Time
-	rand     func() float64
-	jitter   float64
-	maxWait  time.Duration // MaxBackoff
-	ttl      time.Duration
-	policies map[string]RetryPolicy
-	manual   bool
-	tick     time.Duration
+	store journal.Store
+	// syncSends: the store's ledgers buffer Put (journal.BufferedLedgers),
+	// so a send waits for its sender's Ledger.Sync before it returns.
+	syncSends bool
+	ownStore  bool
+	v         *envelope.Validator
+	clock     core.Clock
+	ids       core.IDGenerator
+	log       *slog.Logger
+	after     func(time.Duration) <-chan time.Time
+	rand      func() float64
+	jitter    float64
+	maxWait   time.Duration // MaxBackoff
+	ttl       time.Duration
+	policies  map[string]RetryPolicy
+	manual    bool
+	tick      time.Duration
 	// syncing: the maintenance loop syncs the journal (a batch journal;
 	// under always, the ledgers, whose lines a send does not fsync)
 	syncing  bool
@@ -62,7 +65,7 @@ func Open(opts Options) (*Broker, error) {
 		return nil, fmt.Errorf("open the aacp broker: %w", err)
 	}
 	b := &Broker{
-		store: opts.Store, v: v, clock: opts.Clock, ids: opts.IDs, log: opts.Logger,
+		store: opts.Store, syncSends: bufferedLedgers(opts.Store), v: v, clock: opts.Clock, ids: opts.IDs, log: opts.Logger,
 		after: opts.After, rand: opts.Rand, jitter: opts.Jitter, maxWait: opts.MaxBackoff,
 		ttl: opts.DefaultTTL, policies: DefaultPolicies(), manual: opts.Manual, tick: opts.TickInterval,
 		agents: make(map[string]*local), registry: make(map[string]journal.AgentRecord),
@@ -468,4 +471,11 @@ func (b *Broker) locals() []*local {
 		return 0
 	})
 	return out
+}
+
+// bufferedLedgers reports whether st's Ledger.Put may return before the
+// records have left the process.
+func bufferedLedgers(st journal.Store) bool {
+	bl, ok := st.(journal.BufferedLedgers)
+	return ok && bl.BufferedLedgers()
 }

@@ -174,6 +174,14 @@ func (b *Broker) Send(ctx context.Context, agentID string, in SendInput) (SendOu
 		b.settle(ctx, l, reqID)
 	}
 	l.smu.Unlock()
+	if b.syncSends && len(failed) < len(envs) {
+		// The ledger records of what was sent leave the process before
+		// the send returns, so a killed process keeps its sender's view.
+		if err := l.ledger.Sync(ctx); err != nil {
+			return out, envelope.Errorf(envelope.CodeChannelUnavailable,
+				"the message was stored, but its record in the ledger of %q was not confirmed: %v; sending it again with the same requestId is safe (it is delivered once)", agentID, err)
+		}
+	}
 	switch {
 	case len(failed) == len(envs):
 		return out, envelope.Errorf(envelope.CodeChannelUnavailable, "could not write the message: %s; it is in the dead-letter queue, requeue it later", strings.Join(failed, "; "))

@@ -125,6 +125,16 @@ type Inbox interface {
 	Close() error
 }
 
+// BufferedLedgers is implemented by a Store whose Ledger.Put may return
+// before the records have left the process (NATS: one publish per ledger
+// is in flight and later records wait for the next). The file ledger
+// writes before Put returns, so a killed process loses nothing Put; with
+// a store that reports true here a sender waits for Ledger.Sync before a
+// send returns, so that the same holds.
+type BufferedLedgers interface {
+	BufferedLedgers() bool
+}
+
 // Ledger is one agent's record of its requests (as a sender: requests,
 // transmissions, state transitions, outcomes) and of its answers (as a
 // receiver: inbound records). The seed's persistence adapter maps onto it:

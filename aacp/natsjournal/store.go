@@ -467,3 +467,8 @@ func (s *Store) Close() error {
 	}
 	return nil
 }
+
+// BufferedLedgers implements journal.BufferedLedgers: a ledger's Put
+// queues its records for the ledger's next publish (one in flight at a
+// time), so a sender waits for Ledger.Sync before a send returns.
+func (s *Store) BufferedLedgers() bool { return true }
