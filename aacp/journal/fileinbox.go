@@ -111,6 +111,9 @@ func (in *fileInbox) Close() error {
 		in.s.mu.Unlock()
 		for _, r := range in.readers {
 			r.closeFile()
+			if r.markf != nil {
+				r.markf.Close()
+			}
 		}
 	})
 	return nil
@@ -177,7 +180,8 @@ type chanReader struct {
 	// held a seq, so the next good line may be that many above last+1.
 	started bool
 	damaged uint64
-	durable int64 // f's bytes known to be on stable storage
+	durable int64    // f's bytes known to be on stable storage
+	markf   *os.File // the channel's lock file, for durable marks (nil: not open yet)
 	buf     []byte
 }
 
@@ -286,11 +290,10 @@ func (r *chanReader) drain(f *os.File, off *int64, active bool, fn func(*envelop
 			return fmt.Errorf("read channel %s: %w", filepath.Base(r.dir), err)
 		}
 		data := r.buf[:n]
-		if active && r.in.s.policy == FsyncAlways && *off+int64(n) > r.durable && bytes.IndexByte(data, '\n') >= 0 {
-			if err := r.in.s.hooks.fsync(f); err != nil {
-				return fmt.Errorf("make channel %s durable before reading it: %w", filepath.Base(r.dir), err)
+		if nl := bytes.LastIndexByte(data, '\n'); active && r.in.s.policy == FsyncAlways && nl >= 0 && *off+int64(nl)+1 > r.durable {
+			if err := r.makeDurable(f, *off+int64(nl)+1, *off+int64(n)); err != nil {
+				return err
 			}
-			r.durable = *off + int64(n)
 		}
 		used := 0
 		for {
@@ -324,6 +327,27 @@ func (r *chanReader) drain(f *os.File, off *int64, active bool, fn func(*envelop
 			return nil
 		}
 	}
+}
+
+// makeDurable makes sure that the active segment f, read up to read, is
+// on stable storage up to need: the durable mark of a writer that has
+// fsynced it says so (read after the data, see durable.go), or the
+// reader fsyncs it itself.
+func (r *chanReader) makeDurable(f *os.File, need, read int64) error {
+	if r.markf == nil {
+		r.markf, _ = os.Open(filepath.Join(r.dir, lockPathFor(activeName)))
+	}
+	if r.markf != nil {
+		if end := readMark(r.markf, r.ino); end >= need {
+			r.durable = end
+			return nil
+		}
+	}
+	if err := r.in.s.hooks.fsync(f); err != nil {
+		return fmt.Errorf("make channel %s durable before reading it: %w", filepath.Base(r.dir), err)
+	}
+	r.durable = read
+	return nil
 }
 
 // skipLine returns the length through the next newline from off, or 0
