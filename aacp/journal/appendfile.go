@@ -394,7 +394,9 @@ func (a *appendFile) publish(of *liveFile, end int64) {
 		}
 		a.markf = f
 	}
-	writeMark(a.markf, of.id, end)
+	if readMark(a.markf, of.id) < end { // another process may have marked further
+		writeMark(a.markf, of.id, end)
+	}
 	a.marked, a.markedTo = of.id, end
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcprt/mcprt/aacp/envelope"
 )
@@ -134,7 +135,9 @@ func TestReaderTrustsTheDurableMark(t *testing.T) {
 	}
 
 	// A line written but never fsynced by its writer (killed before its
-	// fsync): beyond the mark, so the reader makes it durable itself.
+	// fsync): beyond the mark, so the reader waits for a mark that does
+	// not come, then makes the line durable itself.
+	r.markWait = 50 * time.Millisecond
 	active := filepath.Join(dir, "channels", envelope.Channel("x", "y"), activeName)
 	line, err := envelope.AppendJSON(nil, env("x", "y", "m3"))
 	if err != nil {
@@ -142,8 +145,18 @@ func TestReaderTrustsTheDurableMark(t *testing.T) {
 	}
 	line = append([]byte(`{"seq":3,`), append(line[len(`{"seq":0,`):], '\n')...)
 	appendRaw(t, active, line)
-	if got := readIDs(t, in); strings.Join(got, ",") != "m3" {
+	waited := time.Now()
+	if got := readIDs(t, in); len(got) != 0 {
+		t.Fatalf("passed %v before it was durable", got)
+	}
+	if n := rc.count(); n != 0 {
+		t.Fatalf("the reader fsynced at once (%d), want it to wait for the writer's mark first", n)
+	}
+	if got := readUntil(t, in, 1); strings.Join(got, ",") != "m3" {
 		t.Fatalf("passed %v, want m3", got)
+	}
+	if d := time.Since(waited); d < r.markWait {
+		t.Fatalf("passed after %v, before the wait of %v ended", d, r.markWait)
 	}
 	if n := rc.count(); n != 1 {
 		t.Fatalf("the reader fsynced %d times before passing an unmarked line, want 1", n)
@@ -160,7 +173,7 @@ func TestReaderTrustsTheDurableMark(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeMark(lock, [2]uint64{1, 1}, 1<<40) // after the writer's own mark
-	if got := readIDs(t, in); strings.Join(got, ",") != "m4" {
+	if got := readUntil(t, in, 1); strings.Join(got, ",") != "m4" {
 		t.Fatalf("passed %v, want m4", got)
 	}
 	if n := rc.count(); n != 2 {
@@ -219,6 +232,25 @@ func TestNewSegmentResetsTheMark(t *testing.T) {
 	}
 	if len(segs) < 2 || checked != len(segs)+1 || empty != checked {
 		t.Fatalf("%d sealed segments, %d new segments checked; want ≥ 2 rotations, each new segment checked", len(segs), checked)
+	}
+}
+
+// readUntil reads in, woken by Changed, until n messages were passed
+// (bounded: 10 s).
+func readUntil(t *testing.T, in Inbox, n int) []string {
+	t.Helper()
+	var ids []string
+	deadline := time.After(10 * time.Second)
+	for {
+		ids = append(ids, readIDs(t, in)...)
+		if len(ids) >= n {
+			return ids
+		}
+		select {
+		case <-in.Changed():
+		case <-deadline:
+			t.Fatalf("only %v passed within 10s, want %d", ids, n)
+		}
 	}
 }
 
