@@ -107,7 +107,9 @@ const DefaultMarkWait = 10 * time.Millisecond
 // on stable storage up to need before its lines are passed: the durable
 // mark of a writer that has fsynced it says so (read after the data), or,
 // once the lines have waited the store's markWait for it, the reader
-// fsyncs the segment itself. It reports false while the lines wait
+// fsyncs the segment itself (at once where file notifications are
+// unavailable, or when the segment was not written just now). It reports
+// false while the lines wait
 // (r.durable tells how far lines may be passed meanwhile); the mark's
 // event, or a timer at the end of the wait, wakes the inbox.
 func (r *chanReader) makeDurable(f *os.File, need, read int64) (bool, error) {
@@ -124,7 +126,11 @@ func (r *chanReader) makeDurable(f *os.File, need, read int64) (bool, error) {
 			return true, nil
 		}
 	}
-	if wait := in.s.markWait; wait > 0 {
+	// Wait only where a mark may come: with file notifications (nothing
+	// else would wake the inbox for it) and for a segment written just
+	// now (a writer may be in its fsync; a one-shot reader of an older
+	// file, such as mcprt aacp inbox, fsyncs at once).
+	if wait := in.s.markWait; wait > 0 && in.w != nil && (!r.waitFrom.IsZero() || writtenWithin(f, wait)) {
 		now := time.Now()
 		if r.waitFrom.IsZero() {
 			r.waitFrom = now
@@ -139,6 +145,13 @@ func (r *chanReader) makeDurable(f *os.File, need, read int64) (bool, error) {
 	}
 	r.durable, r.waitFrom = read, time.Time{}
 	return true, nil
+}
+
+// writtenWithin reports whether f was modified within d (plus the
+// coarseness of file times, a few milliseconds).
+func writtenWithin(f *os.File, d time.Duration) bool {
+	fi, err := f.Stat()
+	return err == nil && time.Since(fi.ModTime()) < d+10*time.Millisecond
 }
 
 // onMark is the watcher's callback for a changed lock file: it wakes the

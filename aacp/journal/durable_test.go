@@ -265,3 +265,38 @@ func appendRaw(t *testing.T, path string, b []byte) {
 		t.Fatal(err)
 	}
 }
+
+// A one-shot reader (mcprt aacp inbox) of lines written a while ago that
+// no writer marked (an older build's, or a writer killed before its
+// fsync) does not wait for a mark: it fsyncs and passes them in its
+// first Read.
+func TestOneShotReaderOfAnOldUnmarkedSegment(t *testing.T) {
+	dir := t.TempDir()
+	w := openFile(t, dir, FileOptions{Fsync: FsyncNever}) // writes, never marks
+	defer w.Close()
+	for _, id := range []string{"m1", "m2"} {
+		if _, err := w.Append(context.Background(), env("x", "y", id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	active := filepath.Join(dir, "channels", envelope.Channel("x", "y"), activeName)
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(active, old, old); err != nil {
+		t.Fatal(err)
+	}
+	r := openFile(t, dir, FileOptions{Fsync: FsyncAlways})
+	defer r.Close()
+	var rc fsyncCounter
+	r.setHooks(rc.hooks())
+	in, err := r.Inbox("y")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	if got := readIDs(t, in); strings.Join(got, ",") != "m1,m2" {
+		t.Fatalf("one Read passed %v, want m1,m2", got)
+	}
+	if n := rc.count(); n != 1 {
+		t.Fatalf("the reader fsynced %d times, want 1", n)
+	}
+}
