@@ -68,15 +68,13 @@
 // fsyncing the segment itself. The mark (32 bytes at the start of the
 // channel's messages.lock: the segment's device and inode, an offset and
 // a check) is written by a writer after its fsync, saying "this file is
-// on stable storage up to here"; a reader in another process waits for
-// it (the mark's change wakes the inbox) rather than fsyncing the same
-// bytes a second time, and fsyncs them itself only when no mark has come
-// within DefaultMarkWait (a writer killed before its fsync, an older
-// build, a writer under another policy). A new segment is marked (its
-// inode, 0) before it holds a byte, a reader reads the mark after the
-// data, and a mark that does not verify or names another file vouches
-// for nothing; durable.go argues why a stale mark cannot vouch for bytes
-// that are not durable.
+// on stable storage up to here"; it spares a reader in another process a
+// second fsync of the same bytes (a reader woken by a write before its
+// writer's fsync ended still makes its own, which overlaps the
+// writer's). A new segment is marked (its inode, 0) before it holds a
+// byte, a reader reads the mark after the data, and a mark that does not
+// verify or names another file vouches for nothing; durable.go argues why
+// a stale mark cannot vouch for bytes that are not durable.
 //
 // # One send, one write of its payload
 //
@@ -145,8 +143,7 @@
 // An Inbox learns of new data from inotify on Linux (watches on the
 // channels directory and on each channel into its receiver), from appends
 // made through the same store, and from a poll tick (the only mechanism on
-// other systems). A change to a lock file (a durable mark) wakes an inbox
-// only while one of its readers waits for a mark.
+// other systems). Changes to lock files (durable marks) wake nobody.
 //
 // All Store, Ledger and Inbox methods are safe for concurrent use, except
 // that one Inbox must not be Read by two goroutines at once.

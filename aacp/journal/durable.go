@@ -2,10 +2,7 @@ package journal
 
 import (
 	"encoding/binary"
-	"fmt"
 	"os"
-	"path/filepath"
-	"time"
 )
 
 // The durable mark: a writer that has fsynced a channel's active segment
@@ -94,84 +91,4 @@ func readMark(f *os.File, id [2]uint64) int64 {
 		return 0
 	}
 	return end
-}
-
-// DefaultMarkWait is how long a reader waits for the durable mark of
-// lines it has read before it fsyncs them itself: a writer alive in its
-// fsync marks them when the fsync ends (a millisecond or so); one killed
-// before its fsync, an older build or a writer under another fsync
-// policy never does.
-const DefaultMarkWait = 10 * time.Millisecond
-
-// makeDurable makes sure that the active segment f, read up to read, is
-// on stable storage up to need before its lines are passed: the durable
-// mark of a writer that has fsynced it says so (read after the data), or,
-// once the lines have waited the store's markWait for it, the reader
-// fsyncs the segment itself (at once where file notifications are
-// unavailable, or when the segment was not written just now). It reports
-// false while the lines wait
-// (r.durable tells how far lines may be passed meanwhile); the mark's
-// event, or a timer at the end of the wait, wakes the inbox.
-func (r *chanReader) makeDurable(f *os.File, need, read int64) (bool, error) {
-	in := r.in
-	in.waitingMark.Store(true) // before the look: a mark written after it wakes us
-	if r.markf == nil {
-		r.markf, _ = os.Open(filepath.Join(r.dir, lockPathFor(activeName)))
-	}
-	if r.markf != nil {
-		if end := readMark(r.markf, r.ino); end > r.durable {
-			r.durable, r.waitFrom = end, time.Time{}
-		}
-		if r.durable >= need {
-			return true, nil
-		}
-	}
-	// Wait only where a mark may come: with file notifications (nothing
-	// else would wake the inbox for it) and for a segment written just
-	// now (a writer may be in its fsync; a one-shot reader of an older
-	// file, such as mcprt aacp inbox, fsyncs at once).
-	if wait := in.s.markWait; wait > 0 && in.w != nil && (!r.waitFrom.IsZero() || writtenWithin(f, wait)) {
-		now := time.Now()
-		if r.waitFrom.IsZero() {
-			r.waitFrom = now
-		}
-		if left := wait - now.Sub(r.waitFrom); left > 0 {
-			in.wakeAfter(left)
-			return false, nil
-		}
-	}
-	if err := in.s.hooks.fsync(f); err != nil {
-		return false, fmt.Errorf("make channel %s durable before reading it: %w", filepath.Base(r.dir), err)
-	}
-	r.durable, r.waitFrom = read, time.Time{}
-	return true, nil
-}
-
-// writtenWithin reports whether f was modified within d (plus the
-// coarseness of file times, a few milliseconds).
-func writtenWithin(f *os.File, d time.Duration) bool {
-	fi, err := f.Stat()
-	return err == nil && time.Since(fi.ModTime()) < d+10*time.Millisecond
-}
-
-// onMark is the watcher's callback for a changed lock file: it wakes the
-// inbox when a reader waits for a mark.
-func (in *fileInbox) onMark() {
-	if in.waitingMark.Load() {
-		in.signal()
-	}
-}
-
-// wakeAfter wakes the inbox after d (one timer, re-armed).
-func (in *fileInbox) wakeAfter(d time.Duration) {
-	in.tmu.Lock()
-	defer in.tmu.Unlock()
-	if in.closed {
-		return
-	}
-	if in.markTimer == nil {
-		in.markTimer = time.AfterFunc(d, in.signal)
-		return
-	}
-	in.markTimer.Reset(d)
 }

@@ -30,7 +30,7 @@ func (s *FileStore) Inbox(receiver string) (Inbox, error) {
 	in.dirty.Store(true)
 	in.signal()
 	poll := s.poll
-	w, err := newWatcher(filepath.Join(s.dir, "channels"), in.event, in.onMark, s.log)
+	w, err := newWatcher(filepath.Join(s.dir, "channels"), in.event, s.log)
 	if err != nil {
 		s.log.Info("aacp journal: file notifications unavailable, polling", "err", err)
 		if poll <= 0 {
@@ -63,12 +63,6 @@ type fileInbox struct {
 	stop     chan struct{}
 	done     chan struct{}
 	once     sync.Once
-	// waitingMark: a reader waits for a writer's durable mark, so that
-	// lock-file events wake the inbox (otherwise they are ignored).
-	waitingMark atomic.Bool
-	tmu         sync.Mutex
-	markTimer   *time.Timer // guarded by tmu: ends a wait for a mark
-	closed      bool        // guarded by tmu
 
 	readers map[string]*chanReader // by sender; only Read uses it
 }
@@ -109,12 +103,6 @@ func (in *fileInbox) Close() error {
 	in.once.Do(func() {
 		close(in.stop)
 		<-in.done
-		in.tmu.Lock()
-		in.closed = true
-		if in.markTimer != nil {
-			in.markTimer.Stop()
-		}
-		in.tmu.Unlock()
 		if in.w != nil {
 			in.w.close()
 		}
@@ -132,7 +120,6 @@ func (in *fileInbox) Close() error {
 }
 
 func (in *fileInbox) Read(ctx context.Context, fn func(env *envelope.Envelope) error) error {
-	in.waitingMark.Store(false)
 	if in.dirty.Swap(false) {
 		if err := in.refresh(); err != nil {
 			in.dirty.Store(true)
@@ -195,10 +182,7 @@ type chanReader struct {
 	damaged uint64
 	durable int64    // f's bytes known to be on stable storage
 	markf   *os.File // the channel's lock file, for durable marks (nil: not open yet)
-	// waitFrom: since when lines past durable wait for their writer's
-	// mark (zero: none waits).
-	waitFrom time.Time
-	buf      []byte
+	buf     []byte
 }
 
 func (r *chanReader) closeFile() {
@@ -306,16 +290,9 @@ func (r *chanReader) drain(f *os.File, off *int64, active bool, fn func(*envelop
 			return fmt.Errorf("read channel %s: %w", filepath.Base(r.dir), err)
 		}
 		data := r.buf[:n]
-		wait := false
 		if nl := bytes.LastIndexByte(data, '\n'); active && r.in.s.policy == FsyncAlways && nl >= 0 && *off+int64(nl)+1 > r.durable {
-			ok, err := r.makeDurable(f, *off+int64(nl)+1, *off+int64(n))
-			if err != nil {
+			if err := r.makeDurable(f, *off+int64(nl)+1, *off+int64(n)); err != nil {
 				return err
-			}
-			if !ok {
-				// Pass only what is known durable; the writer's mark (or
-				// the wait's end) wakes the inbox for the rest.
-				wait, data = true, data[:max(0, min(int64(n), r.durable-*off))]
 			}
 		}
 		used := 0
@@ -332,9 +309,6 @@ func (r *chanReader) drain(f *os.File, off *int64, active bool, fn func(*envelop
 			used += i + 1
 		}
 		*off += int64(used)
-		if wait {
-			return nil
-		}
 		if used == 0 && n == len(r.buf) {
 			// One line fills the buffer.
 			if len(r.buf) < maxLine+1 {
@@ -353,6 +327,27 @@ func (r *chanReader) drain(f *os.File, off *int64, active bool, fn func(*envelop
 			return nil
 		}
 	}
+}
+
+// makeDurable makes sure that the active segment f, read up to read, is
+// on stable storage up to need: the durable mark of a writer that has
+// fsynced it says so (read after the data, see durable.go), or the
+// reader fsyncs it itself.
+func (r *chanReader) makeDurable(f *os.File, need, read int64) error {
+	if r.markf == nil {
+		r.markf, _ = os.Open(filepath.Join(r.dir, lockPathFor(activeName)))
+	}
+	if r.markf != nil {
+		if end := readMark(r.markf, r.ino); end >= need {
+			r.durable = end
+			return nil
+		}
+	}
+	if err := r.in.s.hooks.fsync(f); err != nil {
+		return fmt.Errorf("make channel %s durable before reading it: %w", filepath.Base(r.dir), err)
+	}
+	r.durable = read
+	return nil
 }
 
 // skipLine returns the length through the next newline from off, or 0

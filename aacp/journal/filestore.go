@@ -62,9 +62,6 @@ type FileStore struct {
 	maxLine int
 	poll    time.Duration
 	log     *slog.Logger
-	// markWait: how long readers wait for a writer's durable mark before
-	// they fsync themselves (DefaultMarkWait; tests change it).
-	markWait time.Duration
 
 	registry *appendFile
 	dead     *appendFile
@@ -92,7 +89,7 @@ func OpenFile(opts FileOptions) (*FileStore, error) {
 	}
 	s := &FileStore{
 		dir: opts.Dir, policy: policy, maxSeg: opts.MaxSegmentBytes, maxLine: opts.MaxLineBytes,
-		poll: opts.PollInterval, log: opts.Logger, markWait: DefaultMarkWait,
+		poll: opts.PollInterval, log: opts.Logger,
 		channels: make(map[string]*channelFile), ledgers: make(map[string]*fileLedger),
 		claims: make(map[string]*os.File), inboxes: make(map[string][]*fileInbox),
 	}

@@ -114,10 +114,8 @@ type Inbox interface {
 	// call: every stored one), in seq order within each channel. A
 	// transmission is passed once per Inbox, unless fn returns an error:
 	// then Read stops and returns it, and the same transmission comes
-	// again on the next Read. A transmission whose writer (in another
-	// process) has not finished making it durable may be left for a later
-	// Read; Changed fires when it is ready. Read must not be called
-	// concurrently with itself.
+	// again on the next Read. Read must not be called concurrently with
+	// itself.
 	Read(ctx context.Context, fn func(env *envelope.Envelope) error) error
 	// Changed receives a value (coalesced) when a channel into the
 	// receiver may have new data: a file notification, an append by this

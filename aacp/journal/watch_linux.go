@@ -22,7 +22,6 @@ type watcher struct {
 	fd      int
 	root    int // watch descriptor of the channels directory
 	onEvent func(newDir bool)
-	onMark  func() // a lock file changed (a durable mark)
 	log     *slog.Logger
 	done    chan struct{}
 	mu      sync.Mutex
@@ -34,7 +33,7 @@ const (
 	chanMask = unix.IN_MODIFY | unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_CLOSE_WRITE
 )
 
-func newWatcher(root string, onEvent func(newDir bool), onMark func(), log *slog.Logger) (*watcher, error) {
+func newWatcher(root string, onEvent func(newDir bool), log *slog.Logger) (*watcher, error) {
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("inotify_init1: %w", err)
@@ -46,7 +45,7 @@ func newWatcher(root string, onEvent func(newDir bool), onMark func(), log *slog
 	}
 	// A non-blocking descriptor in an *os.File goes through the runtime
 	// poller: Read parks the goroutine, and Close wakes it.
-	w := &watcher{f: os.NewFile(uintptr(fd), "inotify"), fd: fd, root: wd, onEvent: onEvent, onMark: onMark, log: log, done: make(chan struct{})}
+	w := &watcher{f: os.NewFile(uintptr(fd), "inotify"), fd: fd, root: wd, onEvent: onEvent, log: log, done: make(chan struct{})}
 	go w.loop()
 	return w, nil
 }
@@ -72,7 +71,7 @@ func (w *watcher) loop() {
 			}
 			return
 		}
-		newDir, any, mark := false, false, false
+		newDir, any := false, false
 		for off := 0; off+unix.SizeofInotifyEvent <= n; {
 			// struct inotify_event: int32 wd, uint32 mask, uint32 cookie,
 			// uint32 len, then len bytes of name.
@@ -84,15 +83,12 @@ func (w *watcher) loop() {
 			if int(wd) == w.root || mask&unix.IN_Q_OVERFLOW != 0 {
 				newDir = true
 			} else if bytes.HasSuffix(name, []byte(".lock")) {
-				mark = true // a durable mark: no new data
-				continue
+				continue // a lock file's durable mark: no new data
 			}
 			any = true
 		}
 		if any {
 			w.onEvent(newDir)
-		} else if mark {
-			w.onMark()
 		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 // watcher is unavailable here: inboxes poll.
 type watcher struct{}
 
-func newWatcher(string, func(bool), func(), *slog.Logger) (*watcher, error) {
+func newWatcher(string, func(bool), *slog.Logger) (*watcher, error) {
 	return nil, errors.New("file notifications are implemented for Linux only")
 }
 
