@@ -29,7 +29,10 @@ import (
 //     (freed since, and reused) is overwritten before the new file holds
 //     a byte;
 //   - a reader reads the data first and the mark after, so a mark it
-//     reads is at least as new as the reset that preceded that data.
+//     reads is at least as new as the reset that preceded that data;
+//   - a reader opens the lock file at its path for each look, so a lock
+//     file replaced meanwhile (whose marks predate the reset written to
+//     the new one) is never consulted.
 //
 // A mark that goes backwards (two processes publishing out of order) or
 // is lost (a crash, a replaced lock file) only makes readers fsync

@@ -111,9 +111,6 @@ func (in *fileInbox) Close() error {
 		in.s.mu.Unlock()
 		for _, r := range in.readers {
 			r.closeFile()
-			if r.markf != nil {
-				r.markf.Close()
-			}
 		}
 	})
 	return nil
@@ -180,8 +177,7 @@ type chanReader struct {
 	// held a seq, so the next good line may be that many above last+1.
 	started bool
 	damaged uint64
-	durable int64    // f's bytes known to be on stable storage
-	markf   *os.File // the channel's lock file, for durable marks (nil: not open yet)
+	durable int64 // f's bytes known to be on stable storage
 	buf     []byte
 }
 
@@ -334,11 +330,13 @@ func (r *chanReader) drain(f *os.File, off *int64, active bool, fn func(*envelop
 // fsynced it says so (read after the data, see durable.go), or the
 // reader fsyncs it itself.
 func (r *chanReader) makeDurable(f *os.File, need, read int64) error {
-	if r.markf == nil {
-		r.markf, _ = os.Open(filepath.Join(r.dir, lockPathFor(activeName)))
-	}
-	if r.markf != nil {
-		if end := readMark(r.markf, r.ino); end >= need {
+	// The lock file at the path, opened for each look: a lock file
+	// replaced meanwhile (and so its marks) must not vouch for a segment
+	// created since, whose reset went to the new one.
+	if lf, err := os.Open(filepath.Join(r.dir, lockPathFor(activeName))); err == nil {
+		end := readMark(lf, r.ino)
+		lf.Close()
+		if end >= need {
 			r.durable = end
 			return nil
 		}
