@@ -138,6 +138,12 @@ func (a *appendFile) lockFile() error {
 		_ = unlock(a.lockf)
 		a.lockf.Close()
 		a.lockf = nil
+		a.markMu.Lock() // marks go to the lock file at the path from now on
+		if a.markf != nil {
+			a.markf.Close()
+			a.markf = nil
+		}
+		a.markMu.Unlock()
 		if attempt == 2 {
 			if err == nil {
 				err = errors.New("the lock file keeps being replaced")
