@@ -33,15 +33,27 @@ type appendFile struct {
 	exclusive bool
 	// hooks are the store's (nil: none).
 	hooks *ioHooks
+	// mark: after each fsync, publish the durable mark in the lock file
+	// (a channel's active segment under FsyncAlways; see durable.go).
+	mark bool
 
 	mu    sync.Mutex
 	lockf *os.File  // guarded by mu
 	f     *os.File  // guarded by mu: O_RDWR|O_APPEND on path
 	ino   [2]uint64 // guarded by mu: the file f is open on
 	size  int64     // guarded by mu: f's size after our last look; -1: unknown
-	// cur is f, for waitSync, which must not wait for mu (a writer may
-	// hold it while it waits for another process's lock).
-	cur atomic.Pointer[os.File]
+	// cur is f with its identity, for waitSync, which must not wait for
+	// mu (a writer may hold it while it waits for another process's
+	// lock).
+	cur atomic.Pointer[liveFile]
+
+	// markMu orders durable marks and the closing of f: a mark is
+	// published only while its file is still open (so that no other file
+	// can have its inode number meanwhile).
+	markMu   sync.Mutex
+	markf    *os.File  // guarded by markMu: the lock file, for marks
+	marked   [2]uint64 // guarded by markMu: the file of the last mark published
+	markedTo int64     // guarded by markMu: its end
 
 	sc sync.Mutex
 	// sync state, guarded by sc
@@ -49,6 +61,15 @@ type appendFile struct {
 	written uint64 // writes made (bumped under mu, read under sc)
 	synced  uint64
 	syncing bool
+	// the file and the offset that the last write ended at
+	writtenID  [2]uint64
+	writtenEnd int64
+}
+
+// liveFile is an open data file and its identity (device, inode).
+type liveFile struct {
+	f  *os.File
+	id [2]uint64
 }
 
 func newAppendFile(path string, policy FsyncPolicy, log *slog.Logger) *appendFile {
@@ -117,6 +138,12 @@ func (a *appendFile) lockFile() error {
 		_ = unlock(a.lockf)
 		a.lockf.Close()
 		a.lockf = nil
+		a.markMu.Lock() // marks go to the lock file at the path from now on
+		if a.markf != nil {
+			a.markf.Close()
+			a.markf = nil
+		}
+		a.markMu.Unlock()
 		if attempt == 2 {
 			if err == nil {
 				err = errors.New("the lock file keeps being replaced")
@@ -192,7 +219,12 @@ func (a *appendFile) current() error {
 			return fmt.Errorf("stat %s: %w", a.path, err)
 		}
 		a.f, a.ino, a.size = f, inode(fi), 0
-		a.cur.Store(f)
+		a.cur.Store(&liveFile{f: f, id: a.ino})
+		if a.mark {
+			// Before the file holds a byte: a mark left by an earlier
+			// file with the same inode number must not vouch for it.
+			writeMark(a.lockf, a.ino, 0)
+		}
 		if a.policy != FsyncNever {
 			syncDir(filepath.Dir(a.path))
 		}
@@ -211,7 +243,7 @@ func (a *appendFile) current() error {
 			return fmt.Errorf("stat %s: %w", a.path, err)
 		}
 		a.f, a.ino, a.size = f, inode(fi), -1
-		a.cur.Store(f)
+		a.cur.Store(&liveFile{f: f, id: a.ino})
 	}
 	if fi.Size() != a.size {
 		n, err := completeSize(a.f, fi.Size())
@@ -244,11 +276,13 @@ func (a *appendFile) retire() {
 	a.sc.Lock()
 	a.synced = max(a.synced, a.written)
 	a.sc.Unlock()
+	a.markMu.Lock()
+	a.cur.Store(nil)
 	if err := a.f.Close(); err != nil {
 		a.log.Warn("aacp journal: close of a replaced file failed", "path", a.path, "err", err)
 	}
+	a.markMu.Unlock()
 	a.f = nil
-	a.cur.Store(nil)
 }
 
 // write appends b (whole lines) to a.f; mu and the lock are held. It
@@ -266,6 +300,7 @@ func (a *appendFile) write(b []byte) (uint64, error) {
 	a.sc.Lock()
 	a.written++
 	w := a.written
+	a.writtenID, a.writtenEnd = a.ino, a.size
 	a.sc.Unlock()
 	return w, nil
 }
@@ -327,12 +362,15 @@ func (a *appendFile) waitSync(w uint64) error {
 			continue
 		}
 		a.syncing = true
-		target := a.written
+		target, id, end := a.written, a.writtenID, a.writtenEnd
 		a.sc.Unlock()
-		f := a.cur.Load()
+		of := a.cur.Load()
 		var err error
-		if f != nil {
-			err = a.hooks.fsync(f)
+		if of != nil {
+			err = a.hooks.fsync(of.f)
+			if err == nil && a.mark && of.id == id {
+				a.publish(of, end)
+			}
 		}
 		a.sc.Lock()
 		a.syncing = false
@@ -343,6 +381,29 @@ func (a *appendFile) waitSync(w uint64) error {
 		a.synced = max(a.synced, target)
 	}
 	return nil
+}
+
+// publish writes the durable mark: of is on stable storage up to end
+// (every write up to one ending there was made before the fsync that
+// just finished began). It does nothing once of is no longer the open
+// file.
+func (a *appendFile) publish(of *liveFile, end int64) {
+	a.markMu.Lock()
+	defer a.markMu.Unlock()
+	if a.cur.Load() != of || (a.marked == of.id && a.markedTo >= end) {
+		return
+	}
+	if a.markf == nil {
+		f, err := os.OpenFile(a.lockPath, os.O_RDWR, 0)
+		if err != nil {
+			return // readers fsync themselves
+		}
+		a.markf = f
+	}
+	if readMark(a.markf, of.id) < end { // another process may have marked further
+		writeMark(a.markf, of.id, end)
+	}
+	a.marked, a.markedTo = of.id, end
 }
 
 // sync forces everything written so far.
@@ -361,10 +422,18 @@ func (a *appendFile) close() error {
 		if a.policy != FsyncNever {
 			errs = append(errs, a.f.Sync())
 		}
-		errs = append(errs, a.f.Close())
-		a.f = nil
+		a.markMu.Lock()
 		a.cur.Store(nil)
+		errs = append(errs, a.f.Close())
+		a.markMu.Unlock()
+		a.f = nil
 	}
+	a.markMu.Lock()
+	if a.markf != nil {
+		errs = append(errs, a.markf.Close())
+		a.markf = nil
+	}
+	a.markMu.Unlock()
 	if a.lockf != nil {
 		errs = append(errs, a.lockf.Close())
 		a.lockf = nil

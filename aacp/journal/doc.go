@@ -23,6 +23,7 @@
 //	registry/agents.ndjson                                one line per registration (latest wins)
 //	deadletter/messages.ndjson                            one line per change (latest wins)
 //	locks/{agentId}.lock                                  the agent's claim
+//	channels/{sender}_to_{receiver}/messages.lock         the channel's append lock and durable mark
 //	quarantine/lines.ndjson                               copies of refused channel lines
 //
 // # Several processes
@@ -62,8 +63,18 @@
 //
 // Under FsyncAlways a transmission is never visible before it is
 // durable: this process's receivers are woken after the fsync, and a
-// reader (in any process) fsyncs the active segment itself before it
-// passes lines it has not yet made durable.
+// reader (in any process) passes a line of the active segment only once
+// it knows the line is durable: from the channel's durable mark, or by
+// fsyncing the segment itself. The mark (32 bytes at the start of the
+// channel's messages.lock: the segment's device and inode, an offset and
+// a check) is written by a writer after its fsync, saying "this file is
+// on stable storage up to here"; it spares a reader in another process a
+// second fsync of the same bytes (a reader woken by a write before its
+// writer's fsync ended still makes its own, which overlaps the
+// writer's). A new segment is marked (its inode, 0) before it holds a
+// byte, a reader reads the mark after the data, and a mark that does not
+// verify or names another file vouches for nothing; durable.go argues why
+// a stale mark cannot vouch for bytes that are not durable.
 //
 // # One send, one write of its payload
 //
@@ -132,7 +143,7 @@
 // An Inbox learns of new data from inotify on Linux (watches on the
 // channels directory and on each channel into its receiver), from appends
 // made through the same store, and from a poll tick (the only mechanism on
-// other systems).
+// other systems). Changes to lock files (durable marks) wake nobody.
 //
 // All Store, Ledger and Inbox methods are safe for concurrent use, except
 // that one Inbox must not be Read by two goroutines at once.

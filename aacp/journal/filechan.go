@@ -47,6 +47,7 @@ type channelFile struct {
 func newChannelFile(dir string, policy FsyncPolicy, maxSeg int64, s *FileStore) *channelFile {
 	af := newAppendFile(filepath.Join(dir, activeName), policy, s.log)
 	af.hooks = s.hooks
+	af.mark = policy == FsyncAlways
 	return &channelFile{dir: dir, af: af, maxSeg: maxSeg, lastSize: -1}
 }
 

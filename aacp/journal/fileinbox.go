@@ -286,11 +286,10 @@ func (r *chanReader) drain(f *os.File, off *int64, active bool, fn func(*envelop
 			return fmt.Errorf("read channel %s: %w", filepath.Base(r.dir), err)
 		}
 		data := r.buf[:n]
-		if active && r.in.s.policy == FsyncAlways && *off+int64(n) > r.durable && bytes.IndexByte(data, '\n') >= 0 {
-			if err := r.in.s.hooks.fsync(f); err != nil {
-				return fmt.Errorf("make channel %s durable before reading it: %w", filepath.Base(r.dir), err)
+		if nl := bytes.LastIndexByte(data, '\n'); active && r.in.s.policy == FsyncAlways && nl >= 0 && *off+int64(nl)+1 > r.durable {
+			if err := r.makeDurable(f, *off+int64(nl)+1, *off+int64(n)); err != nil {
+				return err
 			}
-			r.durable = *off + int64(n)
 		}
 		used := 0
 		for {
@@ -324,6 +323,29 @@ func (r *chanReader) drain(f *os.File, off *int64, active bool, fn func(*envelop
 			return nil
 		}
 	}
+}
+
+// makeDurable makes sure that the active segment f, read up to read, is
+// on stable storage up to need: the durable mark of a writer that has
+// fsynced it says so (read after the data, see durable.go), or the
+// reader fsyncs it itself.
+func (r *chanReader) makeDurable(f *os.File, need, read int64) error {
+	// The lock file at the path, opened for each look: a lock file
+	// replaced meanwhile (and so its marks) must not vouch for a segment
+	// created since, whose reset went to the new one.
+	if lf, err := os.Open(filepath.Join(r.dir, lockPathFor(activeName))); err == nil {
+		end := readMark(lf, r.ino)
+		lf.Close()
+		if end >= need {
+			r.durable = end
+			return nil
+		}
+	}
+	if err := r.in.s.hooks.fsync(f); err != nil {
+		return fmt.Errorf("make channel %s durable before reading it: %w", filepath.Base(r.dir), err)
+	}
+	r.durable = read
+	return nil
 }
 
 // skipLine returns the length through the next newline from off, or 0

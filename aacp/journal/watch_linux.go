@@ -3,6 +3,7 @@
 package journal
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -77,11 +78,14 @@ func (w *watcher) loop() {
 			wd := int32(binary.NativeEndian.Uint32(buf[off:]))
 			mask := binary.NativeEndian.Uint32(buf[off+4:])
 			nameLen := binary.NativeEndian.Uint32(buf[off+12:])
+			name := bytes.TrimRight(buf[off+unix.SizeofInotifyEvent:min(n, off+unix.SizeofInotifyEvent+int(nameLen))], "\x00")
+			off += unix.SizeofInotifyEvent + int(nameLen)
 			if int(wd) == w.root || mask&unix.IN_Q_OVERFLOW != 0 {
 				newDir = true
+			} else if bytes.HasSuffix(name, []byte(".lock")) {
+				continue // a lock file's durable mark: no new data
 			}
 			any = true
-			off += unix.SizeofInotifyEvent + int(nameLen)
 		}
 		if any {
 			w.onEvent(newDir)
