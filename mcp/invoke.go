@@ -89,7 +89,7 @@ func (s *Server) InvokeTool(ctx context.Context, name string, args json.RawMessa
 	if e := authorize(ctx, rt, req); e != nil {
 		return nil, e
 	}
-	if e := inputError(rt, args, size, "the inputSchema of tool "+jsontext.Quote(name)); e != nil {
+	if e := inputError(rt, req, size, "the inputSchema of tool "+jsontext.Quote(name)); e != nil {
 		return nil, e
 	}
 	run := &invocation{srv: s, rt: rt, req: req, slot: slotHold{slots: s.slots}}
