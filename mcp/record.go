@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"reflect"
 
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/internal/jsontext"
@@ -145,7 +144,7 @@ func (c *toolCall) wrap(r handlerResult) (json.RawMessage, *core.Error) {
 	if err != nil {
 		return nil, resultEncodingError("result", err, limit, 0)
 	}
-	if c.rt.def.outputType == nil || reflect.TypeOf(r.value) != c.rt.def.outputType {
+	if !c.rt.trustsOutput(r.value) {
 		if e := c.checkOutput(js); e != nil {
 			return nil, e
 		}
