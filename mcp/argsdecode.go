@@ -44,12 +44,13 @@ var (
 )
 
 // newArgsDecoder returns the decoder of struct type t, or nil when t is not
-// a struct whose fields encoding/json maps by plain rules: no embedded
+// a struct whose fields encoding/json maps by plain rules: no unmarshaler
+// method of its own, no embedded
 // fields, no ",string" option, names of letters, digits, _ and -, and no
 // two names equal but for case.
 func newArgsDecoder(t reflect.Type) *argsDecoder {
-	if t.Kind() != reflect.Struct {
-		return nil
+	if pt := reflect.PointerTo(t); t.Kind() != reflect.Struct || pt.Implements(jsonUnmarshalerType) || pt.Implements(textUnmarshalerType) {
+		return nil // json.Unmarshal would call its own method
 	}
 	d := &argsDecoder{typ: t, fields: map[string]argsField{}}
 	for i := range t.NumField() {
@@ -126,23 +127,29 @@ func (t *argsTarget) value() any {
 	return t.ptr.Interface()
 }
 
-// member sets the field named key from raw, the member's JSON value (valid
-// JSON: the validator has read it), or gives up.
-func (t *argsTarget) member(key, raw []byte) {
+// field returns the field a member named key sets, or false when none
+// does (json.Unmarshal ignores the member) or the target gave up. It is
+// asked before the member's value is read: key is only valid until then.
+func (t *argsTarget) field(key []byte) (argsField, bool) {
 	if !t.ok {
-		return
+		return argsField{}, false
 	}
 	f, found := t.dec.fields[string(key)]
 	if !found {
 		for _, n := range t.dec.names { // json.Unmarshal would match it case-insensitively
 			if strings.EqualFold(n, string(key)) {
 				t.ok = false
-				return
+				break
 			}
 		}
-		return // json.Unmarshal ignores it
 	}
-	if raw[0] == 'n' { // null leaves a fresh field as it is
+	return f, found
+}
+
+// set sets field f from raw, its member's JSON value (valid JSON: the
+// validator has read it), or gives up.
+func (t *argsTarget) set(f argsField, raw []byte) {
+	if !t.ok || raw[0] == 'n' { // null leaves a fresh field as it is
 		return
 	}
 	t.ok = setField(t.ptr.Elem().Field(f.index), f, raw)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Role has a method set of its own but no unmarshaler: set directly.
@@ -72,6 +74,10 @@ var argsInstances = []struct {
 	{`{"st":1}`, false},                   // its own UnmarshalJSON fails
 	{`{"l":"x"}`, false},                  //
 	{`{"s":"é😀","i":-0,"f":0.1e1}`, true}, //
+	// Members after containers, in a text longer than the decoder's first
+	// read: a name must be matched before its value is read.
+	{`{"i":1,"n":{"X":2,"pad":"` + strings.Repeat("p", 5000) + `"},` + "\n\t\t" + `"s":"after","l":["x","y"],` +
+		`"nested":{"k":[true,false]},"u16":7,"a":{"z":"` + strings.Repeat("q", 3000) + `"},"b":true}`, true},
 }
 
 // checkArgsDecode validates args against schema with an argsAll target and
@@ -150,6 +156,8 @@ func TestNewArgsDecoderRefuses(t *testing.T) {
 		{reflect.TypeFor[struct{}](), true},
 		{reflect.TypeFor[map[string]any](), false},
 		{reflect.TypeFor[struct{ inner }](), false},
+		{reflect.TypeFor[argsStamp](), false}, // its own UnmarshalJSON
+		{reflect.TypeFor[time.Time](), false}, // its own UnmarshalJSON and UnmarshalText
 		{reflect.TypeFor[struct {
 			N int `json:"n,string"`
 		}](), false},

@@ -139,12 +139,17 @@ func (s *fastSchema) validRawObject(d *jsontext.Decoder, instance []byte, sink *
 		if sub == nil {
 			sub = anySchema
 		}
+		var field argsField
+		into := false
+		if sink != nil { // key is valid only until the value is read
+			field, into = sink.field(key)
+		}
 		start := d.InputOffset()
 		if !sub.validNext(d) {
 			return false
 		}
-		if sink != nil {
-			sink.member(key, bytes.TrimLeft(instance[start:d.InputOffset()], " \t\r\n:"))
+		if into {
+			sink.set(field, bytes.TrimLeft(instance[start:d.InputOffset()], " \t\r\n:"))
 		}
 	}
 	if _, err := d.ReadToken(); err != nil {
