@@ -214,7 +214,7 @@ func (sess *Session) handleCall(ctx context.Context, req *jsonrpc.Request) (any,
 		return c.fail(s.slotsBusy(), false)
 	}
 	// Step 7: input validation with the precompiled validator.
-	if e := inputError(c.rt, args, c.payload, "the tool's inputSchema"); e != nil {
+	if e := inputError(c.rt, &c.req, c.payload, "the tool's inputSchema"); e != nil {
 		c.release()
 		return c.fail(e, true)
 	}

@@ -83,8 +83,9 @@
 // (RESOURCE_EXHAUSTED), input validation against the schema compiled at
 // registration (INVALID_ARGUMENT), the exclusive lock, audit enter, the
 // handler under its deadline with panics recovered (INTERNAL), the output
-// schema check (skipped for a typed tool's result of exactly the type its
-// output schema was derived from, which satisfies it by construction),
+// schema check (skipped for a typed tool's non-nil result of exactly the
+// type its output schema was derived from, which satisfies it by
+// construction: outputtrust.go),
 // audit exit, release, and the wrap into a CallToolResult. InvokeTool and
 // tasks run the same steps (pipeline.go): one panic site (core.Guard), one
 // slot rule, one deadline. The handler's return value is the answer: the
@@ -97,6 +98,10 @@
 // also compiled into a checker that reads the arguments' text directly and
 // settles every valid call; a value it does not accept goes to kaptinlin,
 // whose problems are the ones reported. The two always agree on validity.
+// For a typed tool whose input is a plain struct, that same pass over the
+// text decodes the arguments into the handler's input (argsdecode.go), so
+// they are read once; where the result could differ from json.Unmarshal's,
+// the handler decodes them with json.Unmarshal instead.
 // Failures from the payload step on are tool errors: a result with isError
 // true whose first text block is the JSON of {code, message, details?,
 // retryable, correlationId, runId}.

@@ -89,7 +89,7 @@ func (s *Server) InvokeTool(ctx context.Context, name string, args json.RawMessa
 	if e := authorize(ctx, rt, req); e != nil {
 		return nil, e
 	}
-	if e := inputError(rt, args, size, "the inputSchema of tool "+jsontext.Quote(name)); e != nil {
+	if e := inputError(rt, req, size, "the inputSchema of tool "+jsontext.Quote(name)); e != nil {
 		return nil, e
 	}
 	run := &invocation{srv: s, rt: rt, req: req, slot: slotHold{slots: s.slots}}
@@ -227,7 +227,7 @@ func (s *Server) invokeResult(rt *registeredTool, r handlerResult) (json.RawMess
 	if err := s.invokeSize(js); err != nil {
 		return nil, err
 	}
-	if rt.output != nil {
+	if rt.output != nil && !rt.trustsOutput(r.value) {
 		if problems := rt.output.validate(js); len(problems) > 0 {
 			return nil, core.NewError(core.CodeInternal, "the tool's result does not match its outputSchema: "+
 				problemText(problems[0])).WithDetail("reason", "output_schema_violation").WithRetryable(false)

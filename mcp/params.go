@@ -124,35 +124,6 @@ func (e *pooledEncoder) encode(v any) ([]byte, error) {
 	return bytes.TrimSuffix(e.buf.Bytes(), []byte("\n")), nil
 }
 
-// appendJSONString appends s as a JSON string: quotes, backslashes and
-// control characters escaped; everything else (valid UTF-8) as is.
-func appendJSONString(dst []byte, s []byte) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i, c := range s {
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		}
-		start = i + 1
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
-
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // isCoreError reports whether err is (or wraps) a *core.Error.

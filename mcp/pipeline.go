@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -43,10 +42,12 @@ func authorize(ctx context.Context, rt *registeredTool, req *CallToolRequest) *c
 // inputError validates args (size bytes compact) with the tool's compiled
 // inputSchema: nil when they match, else INVALID_ARGUMENT whose message
 // names schema (which inputSchema) and the first problem, with every
-// problem in details.errors.
-func inputError(rt *registeredTool, args json.RawMessage, size int, schema string) *core.Error {
-	problems := rt.validateArgs(args, size)
+// problem in details.errors. When it decoded a typed tool's input while
+// validating, it hands it to req for the handler.
+func inputError(rt *registeredTool, req *CallToolRequest, size int, schema string) *core.Error {
+	problems, decoded := rt.validateArgs(req.Arguments, size)
 	if len(problems) == 0 {
+		req.decoded = decoded
 		return nil
 	}
 	return core.NewError(core.CodeInvalidArgument, "the arguments do not match "+schema+": "+

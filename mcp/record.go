@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"reflect"
 
 	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/internal/jsontext"
 )
 
 // record writes the call's completion record. final records
@@ -103,14 +103,13 @@ func (c *toolCall) wrapString(str string, limit int) (json.RawMessage, *core.Err
 			return nil, e
 		}
 	}
-	text := []byte(str)
-	size := len(wrapTextPrefix) + quotedLen(text) + len(wrapTextSuffix) + len(wrapSuccessSuffix)
+	size := len(wrapTextPrefix) + jsontext.QuotedLenNoHTML(str) + len(wrapTextSuffix) + len(wrapSuccessSuffix)
 	if size > limit {
 		return nil, resultTooLarge(limit, size)
 	}
 	out := make([]byte, 0, size)
 	out = append(out, wrapTextPrefix...)
-	out = appendJSONString(out, text)
+	out = jsontext.AppendStringNoHTML(out, str)
 	out = append(out, wrapTextSuffix...)
 	return append(out, wrapSuccessSuffix...), nil
 }
@@ -145,13 +144,13 @@ func (c *toolCall) wrap(r handlerResult) (json.RawMessage, *core.Error) {
 	if err != nil {
 		return nil, resultEncodingError("result", err, limit, 0)
 	}
-	if c.rt.def.outputType == nil || reflect.TypeOf(r.value) != c.rt.def.outputType {
+	if !c.rt.trustsOutput(r.value) {
 		if e := c.checkOutput(js); e != nil {
 			return nil, e
 		}
 	}
 	structured = structured && isObject(js)
-	size := len(wrapTextPrefix) + quotedLen(js) + len(wrapTextSuffix) + len(wrapSuccessSuffix)
+	size := len(wrapTextPrefix) + jsontext.QuotedLenBytesNoHTML(js) + len(wrapTextSuffix) + len(wrapSuccessSuffix)
 	if structured {
 		size += len(wrapStructured) + len(js)
 	}
@@ -160,7 +159,7 @@ func (c *toolCall) wrap(r handlerResult) (json.RawMessage, *core.Error) {
 	}
 	out := make([]byte, 0, size)
 	out = append(out, wrapTextPrefix...)
-	out = appendJSONString(out, js)
+	out = jsontext.AppendBytesNoHTML(out, js)
 	out = append(out, wrapTextSuffix...)
 	if structured {
 		out = append(out, wrapStructured...)

@@ -27,6 +27,7 @@ type CallToolRequest struct {
 	RunID, CorrelationID string
 
 	progress *progressReporter // nil when the client sent no progressToken
+	decoded  any               // a typed tool's *In, decoded while validated (argsdecode.go)
 }
 
 // Meta is a request's _meta object, as raw JSON. Keys the server does not

@@ -151,14 +151,6 @@ func TestEncodeLimitedMemory(t *testing.T) {
 	}
 }
 
-func TestQuotedLen(t *testing.T) {
-	for _, s := range []string{``, `"x"`, `{"a":"\"\\\n"}`, "\x01\x1f\t\r\n", "é\u2028"} {
-		if got, want := quotedLen([]byte(s)), len(appendJSONString(nil, []byte(s))); got != want {
-			t.Errorf("quotedLen(%q) = %d, want %d", s, got, want)
-		}
-	}
-}
-
 func BenchmarkEncodeLimited(b *testing.B) {
 	v := map[string]any{"ok": true, "items": []any{"a", 1, 2.5}, "s": struct{ A, B string }{"x", "y"}}
 	b.ReportAllocs()

@@ -186,8 +186,18 @@ func (c *schemaCompiler) compile(role string, raw json.RawMessage) (*compiledSch
 // additionalProperties forbids, or items of the wrong type, therefore costs
 // about what decoding it costs.
 func (s *compiledSchema) validate(instance json.RawMessage) []schemaProblem {
-	if s.fast != nil && s.fast.validRaw(instance) {
+	return s.validateInto(instance, nil)
+}
+
+// validateInto is validate that, given a sink (a typed tool's arguments,
+// argsdecode.go), decodes the members into it in the fast pass; when it
+// does not take that pass, it makes the sink give up.
+func (s *compiledSchema) validateInto(instance json.RawMessage, sink *argsTarget) []schemaProblem {
+	if s.fast != nil && s.fast.validRawInto(instance, sink) {
 		return nil // valid, read straight from the text (schemafast_raw.go)
+	}
+	if sink != nil {
+		sink.ok = false
 	}
 	v, err := s.decode(instance)
 	if err != nil {

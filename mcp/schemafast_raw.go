@@ -20,12 +20,23 @@ import (
 // path, which decodes the value and reports its problems. Strings without
 // escapes and member names are read without copying; a number's literal is
 // one small allocation.
-func (s *fastSchema) validRaw(instance []byte) bool {
+func (s *fastSchema) validRaw(instance []byte) bool { return s.validRawInto(instance, nil) }
+
+// validRawInto is validRaw that, when sink is not nil and the instance is
+// an object, hands each of its members to sink as it is read (sink keeps
+// nothing of the bytes), so that a typed tool's arguments are decoded in
+// the same pass (argsdecode.go); what sink got counts only when it reports
+// true.
+func (s *fastSchema) validRawInto(instance []byte, sink *argsTarget) bool {
 	r := rawReaders.Get().(*rawReader)
 	defer rawReaders.Put(r)
 	r.src.Reset(instance)
 	r.dec.Reset(&r.src)
-	if !s.validNext(&r.dec) {
+	if sink != nil && r.dec.PeekKind() == '{' {
+		if !s.validRawObject(&r.dec, instance, sink) {
+			return false
+		}
+	} else if !s.validNext(&r.dec) {
 		return false
 	}
 	_, err := r.dec.ReadToken()
@@ -48,7 +59,7 @@ func (s *fastSchema) validNext(d *jsontext.Decoder) bool {
 	}
 	switch d.PeekKind() {
 	case '{':
-		return s.validRawObject(d)
+		return s.validRawObject(d, nil, nil)
 	case '[':
 		return s.validRawArray(d)
 	}
@@ -97,7 +108,9 @@ func (s *fastSchema) validStringBytes(x []byte) bool {
 	return s.pattern == nil || s.pattern.Match(x)
 }
 
-func (s *fastSchema) validRawObject(d *jsontext.Decoder) bool {
+// validRawObject reads an object; with a sink, instance is the whole text
+// d reads, and each member's name and value go to sink.
+func (s *fastSchema) validRawObject(d *jsontext.Decoder, instance []byte, sink *argsTarget) bool {
 	if _, err := d.ReadToken(); err != nil || d.StackDepth() > maxSchemaDepth {
 		return false
 	}
@@ -126,8 +139,17 @@ func (s *fastSchema) validRawObject(d *jsontext.Decoder) bool {
 		if sub == nil {
 			sub = anySchema
 		}
+		var field argsField
+		into := false
+		if sink != nil { // key is valid only until the value is read
+			field, into = sink.field(key)
+		}
+		start := d.InputOffset()
 		if !sub.validNext(d) {
 			return false
+		}
+		if into {
+			sink.set(field, bytes.TrimLeft(instance[start:d.InputOffset()], " \t\r\n:"))
 		}
 	}
 	if _, err := d.ReadToken(); err != nil {

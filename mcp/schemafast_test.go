@@ -298,7 +298,9 @@ const lookup20Schema = `{"type":"object","properties":{"id":{"type":"string","ma
 "required":["id","name","email","age","role"],"additionalProperties":false}`
 
 // FuzzFastSchemaLookup20 checks the fast validator against kaptinlin on
-// any instance of the lookup20 schema (make fuzz bounds it by iterations).
+// any instance of the lookup20 schema (make fuzz bounds it by iterations),
+// and its pass that decodes typed arguments while it validates against
+// json.Unmarshal.
 func FuzzFastSchemaLookup20(f *testing.F) {
 	for _, seed := range []string{
 		`{"id":"u","name":"A","email":"a@b","age":1,"role":"dev"}`,
@@ -316,6 +318,7 @@ func FuzzFastSchemaLookup20(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, instance []byte) {
 		raw := cs.fast.validRaw(instance)
+		checkLookup20Decode(t, cs, instance, raw)
 		v, err := cs.decode(instance)
 		if err != nil {
 			if raw {

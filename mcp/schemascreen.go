@@ -31,6 +31,14 @@ import (
 // reports too. When it finds maxSchemaProblems problems the instance is
 // certainly invalid and kaptinlin is not run; otherwise kaptinlin runs as
 // usual and its problems are the ones listed.
+//
+// The fast validator (schemafast*.go) does not make the screen redundant:
+// it only answers valid or not, and stops at the first problem, so the
+// problems an invalid instance gets are still kaptinlin's, and the screen
+// is what bounds kaptinlin's cost on an instance with very many. Without
+// it, BenchmarkSchemaValidateHostile/additionalPropertiesFalse (100,000
+// forbidden members) costs 137 MB and 2.4 million allocations a call
+// instead of 16 MB and 200,000.
 
 // maxScreenHops bounds chains of $ref and allOf that do not descend into
 // the instance (a schema may refer to itself).

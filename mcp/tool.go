@@ -97,6 +97,9 @@ type Tool struct {
 	// construction (the schema describes what encoding/json writes for the
 	// type), so it is not checked again against it.
 	outputType reflect.Type
+	// args is set by AddTypedTool when it can decode the arguments into
+	// the handler's input type while they are validated (argsdecode.go).
+	args *argsDecoder
 }
 
 // ReadOnly reports whether the tool's annotations say it is read-only.
@@ -121,12 +124,22 @@ type registeredTool struct {
 const maxToolNameLen = 128
 
 // validateArgs validates arguments whose compact length is compactLen. The
-// commonest arguments, {}, were validated once at registration.
-func (rt *registeredTool) validateArgs(args json.RawMessage, compactLen int) []schemaProblem {
+// commonest arguments, {}, were validated once at registration. For a
+// typed tool whose input type argsdecode.go can fill, it also returns the
+// decoded *In, when the validation pass decoded every member (else nil:
+// the handler decodes the arguments itself).
+func (rt *registeredTool) validateArgs(args json.RawMessage, compactLen int) ([]schemaProblem, any) {
 	if compactLen == 2 && rt.emptyArgsValid { // compact "{}"
-		return nil
+		return nil, nil
 	}
-	return rt.input.validate(args)
+	var sink *argsTarget
+	if d := rt.def.args; d != nil {
+		sink = d.newTarget()
+	}
+	if p := rt.input.validateInto(args, sink); p != nil {
+		return p, nil
+	}
+	return nil, sink.value()
 }
 
 // validToolName reports whether name is 1-128 characters of A-Z a-z 0-9 _ - .
@@ -259,8 +272,10 @@ func compact(raw json.RawMessage) (json.RawMessage, error) {
 // descriptions; or a map). When t.OutputSchema is nil and Out is a struct,
 // the output schema is derived from Out; a result of type Out satisfies it
 // by construction, so only results of another type (an Out that is an
-// interface) are checked against it. The arguments are decoded into a fresh In after validation;
-// the handler's Out is the result (a *CallToolResult passes through).
+// interface) are checked against it. The arguments are decoded into a
+// fresh In as json.Unmarshal decodes them: for a plain struct In, in the
+// same pass over their text that validates them; the handler's Out is the
+// result (a *CallToolResult passes through).
 func AddTypedTool[In, Out any](s *Server, t Tool, h func(ctx context.Context, req *CallToolRequest, in In) (Out, error)) error {
 	if len(t.InputSchema) == 0 {
 		schema, err := deriveSchema(reflect.TypeFor[In]())
@@ -284,7 +299,11 @@ func AddTypedTool[In, Out any](s *Server, t Tool, h func(ctx context.Context, re
 	// Decoding {} into a struct leaves it as it is: skip the decoder for
 	// the commonest call.
 	isStruct := reflect.TypeFor[In]().Kind() == reflect.Struct
+	t.args = newArgsDecoder(reflect.TypeFor[In]())
 	t.Handler = func(ctx context.Context, req *CallToolRequest) (any, error) {
+		if in, ok := req.decoded.(*In); ok { // decoded while validated
+			return h(ctx, req, *in)
+		}
 		var in In
 		if isStruct && string(req.Arguments) == "{}" {
 			return h(ctx, req, in)

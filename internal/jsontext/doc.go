@@ -5,7 +5,7 @@
 // scanner (walking the members of
 // an already validated object without decoding it, reading a string value,
 // skipping a value, the compact length of a text), the one JSON string
-// escaper (AppendString, byte for byte what encoding/json writes), the
+// escaper (AppendString, byte for byte what encoding/json writes; QuotedLen), the
 // spacing reader under the JSON-RPC engine's envelope decoder (Spaced),
 // and clipping text that a client sent before it is echoed in an error
 // message or a log. Wherever a hand copy would only mirror encoding/json,
