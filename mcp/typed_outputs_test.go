@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/mcprt/mcprt/config"
-	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/fixtures"
 	"github.com/mcprt/mcprt/mcp"
 	"github.com/mcprt/mcprt/tools/builtin"
@@ -19,10 +18,10 @@ import (
 // registers to it: generated values of each result type, encoded as a
 // call's result is, satisfy the derived schema by kaptinlin's judgement.
 func TestTypedToolResultsSatisfyDerivedSchemas(t *testing.T) {
-	base := core.DefaultConfig("test")
+	base := config.DefaultBase("test")
 	base.AACP.DataDir = t.TempDir()
 	base.AACP.AgentID = "prop"
-	srv, err := mcp.NewServer(mcp.Options{Name: "prop", Version: "1", Mode: core.ModeTest})
+	srv, err := mcp.NewServer(mcp.Options{Name: "prop", Version: "1", Mode: mcp.ModeTest})
 	if err != nil {
 		t.Fatal(err)
 	}
