@@ -23,6 +23,7 @@
 //	registry/agents.ndjson                                one line per registration (latest wins)
 //	deadletter/messages.ndjson                            one line per change (latest wins)
 //	locks/{agentId}.lock                                  the agent's claim
+//	locks/channels.gen                                    one byte per channel a process first writes to: inboxes list the channels again when it grows
 //	channels/{sender}_to_{receiver}/messages.lock         the channel's append lock and durable mark
 //	quarantine/lines.ndjson                               copies of refused channel lines
 //

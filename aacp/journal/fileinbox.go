@@ -65,6 +65,7 @@ type fileInbox struct {
 	once     sync.Once
 
 	readers map[string]*chanReader // by sender; only Read uses it
+	gen     int64                  // the channels generation at the last look; only Read uses it
 }
 
 func (in *fileInbox) signal() {
@@ -117,6 +118,10 @@ func (in *fileInbox) Close() error {
 }
 
 func (in *fileInbox) Read(ctx context.Context, fn func(env *envelope.Envelope) error) error {
+	if gen := in.s.channelsGeneration(); gen != in.gen {
+		in.gen = gen // a process wrote to a channel it had not written to before
+		in.dirty.Store(true)
+	}
 	if in.dirty.Swap(false) {
 		if err := in.refresh(); err != nil {
 			in.dirty.Store(true)

@@ -53,6 +53,7 @@ type FileOptions struct {
 //	registry/agents.ndjson                               the agent registry
 //	deadletter/messages.ndjson                           the dead-letter queue
 //	locks/{agentId}.lock                                 agent claims (flock)
+//	locks/channels.gen                                   grows when a process first writes to a channel
 //
 // and a *.lock file beside each data file for the append lock.
 type FileStore struct {
@@ -149,10 +150,40 @@ func (s *FileStore) channel(sender, receiver string) (*channelFile, error) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("create channel %s: %w", name, err)
 		}
+		if err := s.bumpChannels(); err != nil {
+			s.log.Warn("aacp journal: cannot mark a new channel for other processes' inboxes, they find it by notification or poll", "channel", name, "err", err)
+		}
 		c = newChannelFile(dir, s.policy, s.maxSeg, s)
 		s.channels[name] = c
 	}
 	return c, nil
+}
+
+// channelsGen is the file a process grows by one byte when it first
+// writes to a channel (bumpChannels), before the channel's first line:
+// an inbox that finds the file's size changed lists the channels again,
+// so a message acknowledged on a channel new to it is visible to the
+// next Read without waiting for a file notification or a poll.
+const channelsGen = "channels.gen"
+
+// bumpChannels grows the channels generation file by one byte.
+func (s *FileStore) bumpChannels() error {
+	f, err := os.OpenFile(filepath.Join(s.dir, "locks", channelsGen), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write([]byte{'\n'})
+	return errors.Join(err, f.Close())
+}
+
+// channelsGeneration is the channels generation file's size (-1 when it
+// cannot be read: then the inbox relies on notifications and polls).
+func (s *FileStore) channelsGeneration() int64 {
+	fi, err := os.Stat(filepath.Join(s.dir, "locks", channelsGen))
+	if err != nil {
+		return -1
+	}
+	return fi.Size()
 }
 
 // Append implements Store.
