@@ -64,8 +64,9 @@
 // Each session sees a ToolSet: the tools its tools/list shows and its
 // tools/call finds. It is chosen by profile names (Options.Profiles, and
 // "full" for every tool), tool names and name prefixes ending in "*":
-// the server's tools.enabled when not empty, else tools.profile (default
-// full), unless the transport passes the session's own choice
+// the server's Options.Tools (nil: every tool; the binary builds it from
+// its tools.enabled and tools.profile settings), unless the transport
+// passes the session's own choice
 // (SessionOptions.Tools, parsed by Server.SessionToolSet, which refuses an
 // entry that matches no registered tool). A tool outside the session's
 // set is answered like one that does not exist (NOT_FOUND, saying it is

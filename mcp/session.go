@@ -48,8 +48,7 @@ type SessionOptions struct {
 	// stateless request on a session of its own sets it.
 	Stateless bool
 	// Tools, when not nil, is the session's own choice of tools (see
-	// Server.SessionToolSet); nil means the server's tools.profile /
-	// tools.enabled.
+	// Server.SessionToolSet); nil means the server's Options.Tools.
 	Tools *ToolSet
 }
 
