@@ -37,7 +37,7 @@ type coordNode struct {
 }
 
 func coordNodes(t *testing.T, n int) []coordNode {
-	srv := natstest.Server(t)
+	srv := natstest.ServerNoSync(t) // exclusion, not durability, is under test
 	out := make([]coordNode, n)
 	for i := range out {
 		var res *Reservations

@@ -20,12 +20,24 @@ func Server(t testing.TB) *natsengine.Server {
 	return ServerIn(t, t.TempDir(), "127.0.0.1:0")
 }
 
+// ServerNoSync is Server without sync_always: for tests of ordering and
+// exclusion (many rounds of racing writers), not of durability.
+func ServerNoSync(t testing.TB) *natsengine.Server {
+	t.Helper()
+	return start(t, t.TempDir(), "127.0.0.1:0", false)
+}
+
 // ServerIn starts an embedded server on listen with its store in dir (to
 // restart one from the same store).
 func ServerIn(t testing.TB, dir, listen string) *natsengine.Server {
 	t.Helper()
+	return start(t, dir, listen, true)
+}
+
+func start(t testing.TB, dir, listen string, syncAlways bool) *natsengine.Server {
+	t.Helper()
 	s, err := natsengine.StartServer(natsengine.ServerOptions{
-		Config: natsengine.ServerConfig{Listen: listen}, StoreDir: dir, SyncAlways: true,
+		Config: natsengine.ServerConfig{Listen: listen}, StoreDir: dir, SyncAlways: syncAlways,
 	})
 	if err != nil {
 		t.Fatalf("start an embedded NATS server: %v", err)
