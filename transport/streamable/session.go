@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/jsonrpc"
@@ -55,8 +56,9 @@ type session struct {
 	retained   []*stream              // answered streams kept for resumption, oldest first; guarded by mu
 	nextStream int64                  // guarded by mu
 	active     int                    // HTTP requests in progress; guarded by mu
-	idle       core.Timer             // the idle-expiry timer while active == 0; guarded by mu
+	idle       core.Timer             // the idle-expiry timer, armed lazily (see end); guarded by mu
 	idleGen    uint64                 // invalidates a timer that fired late; guarded by mu
+	lastEnd    time.Time              // when the last HTTP request ended; guarded by mu
 }
 
 var (
@@ -317,19 +319,20 @@ func (s *session) Drain(done <-chan struct{}) {
 	}
 }
 
-// begin marks an HTTP request in progress: the session is not idle.
+// begin marks an HTTP request in progress: the session is not idle. The
+// idle timer is left as it is: expire finds the session busy.
 func (s *session) begin() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.active++
-	s.idleGen++
-	if s.idle != nil {
-		s.idle.Stop()
-		s.idle = nil
-	}
+	s.mu.Unlock()
 }
 
-// end marks an HTTP request done; the last one arms the idle expiry.
+// end marks an HTTP request done. The idle expiry is re-armed lazily: the
+// last request to end records when, and arms a timer only when none is
+// armed; a timer that fires early (requests came and went since it was
+// armed) re-arms itself for the rest of the timeout. So a busy session
+// makes no timer per request, and it still expires exactly the timeout
+// after its last request ended.
 func (s *session) end() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -337,20 +340,46 @@ func (s *session) end() {
 	if s.active > 0 || s.closed {
 		return
 	}
-	s.idleGen++
-	gen := s.idleGen
-	s.idle = s.h.clock.AfterFunc(s.h.cfg.SessionIdleTimeout, func() { s.expire(gen) })
+	s.lastEnd = s.h.clock.Now()
+	if s.idle == nil {
+		s.armIdleLocked(s.idleTimeout())
+	}
 }
 
-// expire closes the session if it has stayed idle since the timer of
-// generation gen was armed.
+// idleTimeout is transport.sessionIdleTimeoutMs.
+func (s *session) idleTimeout() time.Duration {
+	return s.h.cfg.SessionIdleTimeout
+}
+
+// armIdleLocked arms the idle timer to fire after d.
+func (s *session) armIdleLocked(d time.Duration) {
+	s.idleGen++
+	gen := s.idleGen
+	s.idle = s.h.clock.AfterFunc(d, func() { s.expire(gen) })
+}
+
+// expire runs when the idle timer of generation gen fires: it closes the
+// session if it has stayed idle for the whole timeout since its last
+// request ended, re-arms the timer for the rest when a request ended
+// since, and leaves it unarmed while a request is in progress (the end of
+// the last one arms it again).
 func (s *session) expire(gen uint64) {
 	s.mu.Lock()
-	stale := s.closed || s.active > 0 || gen != s.idleGen
-	s.mu.Unlock()
-	if stale {
+	if s.closed || gen != s.idleGen {
+		s.mu.Unlock()
 		return
 	}
+	s.idle = nil
+	if s.active > 0 {
+		s.mu.Unlock()
+		return
+	}
+	if rest := s.lastEnd.Add(s.idleTimeout()).Sub(s.h.clock.Now()); rest > 0 {
+		s.armIdleLocked(rest)
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
 	s.h.log.Info("closing an idle HTTP session", "connectionCorrelationId", s.sess.CorrelationID(),
 		"sessionIdleTimeoutMs", s.h.cfg.SessionIdleTimeout.Milliseconds())
 	s.closeFor(endClosed)

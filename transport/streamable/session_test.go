@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcprt/mcprt/mcp"
 )
@@ -195,5 +196,37 @@ func TestBatches(t *testing.T) {
 	m := jsonAnswer(t, f.post(sid2, `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`), http.StatusOK)
 	if m.Error == nil || m.Error.Code != -32600 || !strings.Contains(m.Error.Message, "batch") {
 		t.Fatalf("a batch under 2025-11-25: %+v, want -32600 about batches", m)
+	}
+}
+
+// TestIdleExpiryCountsFromTheLastRequest: the idle timer is re-armed
+// lazily, yet a session expires exactly the idle timeout after its last
+// request ended, however many requests came since the timer was armed.
+func TestIdleExpiryCountsFromTheLastRequest(t *testing.T) {
+	f := newFixture(t, fixtureOpts{http: func(c *Config) { c.SessionIdleTimeout = time.Minute }})
+	sid := f.open()
+	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	steps := []struct {
+		advance time.Duration
+		ping    bool
+		open    bool
+	}{
+		{advance: 40 * time.Second, ping: true, open: true},   // t=40s: a request; expiry moves to 100s
+		{advance: 30 * time.Second, ping: true, open: true},   // t=70s: the first timer (60s) re-armed; expiry 130s
+		{advance: 59 * time.Second, open: true},               // t=129s
+		{advance: time.Second - time.Millisecond, open: true}, // just before 130s
+		{advance: time.Millisecond, open: false},              // t=130s: expired
+	}
+	for i, st := range steps {
+		f.clock.Advance(st.advance)
+		if got := f.h.sessionByID(sid) != nil; got != st.open {
+			t.Fatalf("step %d: session open = %v, want %v", i, got, st.open)
+		}
+		if st.ping {
+			jsonAnswer(t, f.post(sid, ping), http.StatusOK)
+		}
+	}
+	if n := f.clock.Timers(); n != 0 {
+		t.Fatalf("%d timers still armed after the session expired", n)
 	}
 }
