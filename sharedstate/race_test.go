@@ -15,9 +15,9 @@ import (
 	"github.com/mcprt/mcprt/natsengine/natstest"
 )
 
-// raceRounds is MCPRT_SHAREDSTATE_RACE_ROUNDS, or def: the default keeps
-// make test quick (each round costs every node an SQLite write per
-// client); the 1,000 rounds run with the variable set.
+// raceRounds is MCPRT_SHAREDSTATE_RACE_ROUNDS, or def (1,000 rounds take
+// about two minutes under -race on 2 cores: each round costs every node an
+// SQLite write per client; set the variable lower while iterating).
 func raceRounds(t *testing.T, def int) int {
 	if s := os.Getenv("MCPRT_SHAREDSTATE_RACE_ROUNDS"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -58,7 +58,7 @@ func coordNodes(t *testing.T, n int) []coordNode {
 func TestReserveLinearizable(t *testing.T) {
 	t.Parallel()
 	const clients = 4
-	rounds := raceRounds(t, 25)
+	rounds := raceRounds(t, 1000)
 	nodes := coordNodes(t, clients)
 	ctx := testCtx(t)
 	var ids atomic.Int64
@@ -133,7 +133,7 @@ func TestReserveLinearizable(t *testing.T) {
 func TestClaimLinearizable(t *testing.T) {
 	t.Parallel()
 	const clients = 4
-	rounds := raceRounds(t, 25)
+	rounds := raceRounds(t, 1000)
 	nodes := coordNodes(t, clients)
 	ctx := testCtx(t)
 	now := time.Now().UTC()
