@@ -1,31 +1,19 @@
 package builtin
 
 import (
-	"encoding/json"
 	"slices"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/mcprt/mcprt/core"
+	"github.com/mcprt/mcprt/internal/tooltest"
 )
 
 // ok calls a tool that must succeed and returns its structuredContent.
 func (c *client) ok(name, args string) map[string]any {
 	c.t.Helper()
-	res := c.call(name, args)
-	if res["isError"] != false {
-		c.t.Fatalf("tools/call %s %s: want success, got %v", name, args, res)
-	}
-	sc, _ := res["structuredContent"].(map[string]any)
-	if sc == nil {
-		c.t.Fatalf("tools/call %s: no structuredContent: %v", name, res)
-	}
-	var text map[string]any
-	if err := json.Unmarshal([]byte(firstText(c.t, res)), &text); err != nil {
-		c.t.Fatalf("tools/call %s: the text block is not the JSON of an object: %v", name, err)
-	}
-	return sc
+	return tooltest.OK(c.t, "tools/call "+name+" "+args, c.call(name, args))
 }
 
 // fails calls a tool that must fail with code (retryable as the code's
@@ -43,50 +31,22 @@ func (c *client) failsRetryable(name, args string, code core.Code, retryable boo
 }
 
 // toolError checks that res is a tool error with code and the fields every
-// tool error carries (message, retryable, correlationId, runId), and
-// returns it.
+// tool error carries, retryable as the code's default says.
 func toolError(t *testing.T, res map[string]any, code core.Code) map[string]any {
 	t.Helper()
-	return toolErrorRetryable(t, res, code, code.Retryable())
+	return tooltest.Error(t, res, code, code.Retryable())
 }
 
 // toolErrorRetryable is toolError with the retryable flag the error must
 // carry.
 func toolErrorRetryable(t *testing.T, res map[string]any, code core.Code, retryable bool) map[string]any {
 	t.Helper()
-	if res["isError"] != true {
-		t.Fatalf("want a %s tool error, got %v", code, res)
-	}
-	var e map[string]any
-	if err := json.Unmarshal([]byte(firstText(t, res)), &e); err != nil {
-		t.Fatalf("tool error text is not JSON: %v", err)
-	}
-	if e["code"] != string(code) {
-		t.Fatalf("code = %v, want %s; error %v", e["code"], code, e)
-	}
-	for _, k := range []string{"message", "retryable", "correlationId", "runId"} {
-		if _, ok := e[k]; !ok {
-			t.Errorf("tool error lacks %q: %v", k, e)
-		}
-	}
-	if e["retryable"] != retryable {
-		t.Errorf("retryable = %v, want %v", e["retryable"], retryable)
-	}
-	return e
+	return tooltest.Error(t, res, code, retryable)
 }
 
 func firstText(t *testing.T, res map[string]any) string {
 	t.Helper()
-	content, _ := res["content"].([]any)
-	if len(content) == 0 {
-		t.Fatalf("result has no content: %v", res)
-	}
-	block, _ := content[0].(map[string]any)
-	if block["type"] != "text" {
-		t.Fatalf("content[0] is not text: %v", block)
-	}
-	text, _ := block["text"].(string)
-	return text
+	return tooltest.FirstText(t, res)
 }
 
 // toolNames returns the names tools/list lists (all pages).
@@ -136,13 +96,7 @@ func (c *client) listChanged() {
 // eventually waits until cond holds.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	tooltest.Eventually(t, waitLimit, what, cond)
 }
 
 // keys returns m's keys, sorted.
