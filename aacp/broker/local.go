@@ -87,7 +87,13 @@ func (l *local) shutdown() error {
 	var err error
 	l.once.Do(func() {
 		close(l.gone)
-		err = errors.Join(l.inbox.Close(), l.release())
+		// An inbox is not closed under a running Read (ingest holds rmu
+		// across it): a Receive racing a Release or an unregistration
+		// finishes its read first.
+		l.rmu.Lock()
+		cerr := l.inbox.Close()
+		l.rmu.Unlock()
+		err = errors.Join(cerr, l.release())
 	})
 	return err
 }

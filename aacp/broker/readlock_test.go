@@ -19,6 +19,9 @@ type gatedStore struct {
 	armed   atomic.Bool   // reads are held only once armed
 	entered chan struct{} // receives once per gated read that started
 	release chan struct{} // closed to let gated reads go on
+	// closedUnderRead is set when an inbox was closed while a Read of it
+	// was running (the Inbox contract forbids it).
+	closedUnderRead atomic.Bool
 }
 
 func newGatedStore(agent string) *gatedStore {
@@ -35,10 +38,13 @@ func (s *gatedStore) Inbox(receiver string) (journal.Inbox, error) {
 
 type gatedInbox struct {
 	journal.Inbox
-	s *gatedStore
+	s       *gatedStore
+	reading atomic.Int32 // Reads running
 }
 
 func (in *gatedInbox) Read(ctx context.Context, fn func(env *envelope.Envelope) error) error {
+	in.reading.Add(1)
+	defer in.reading.Add(-1)
 	if !in.s.armed.Load() {
 		return in.Inbox.Read(ctx, fn)
 	}
@@ -49,6 +55,13 @@ func (in *gatedInbox) Read(ctx context.Context, fn func(env *envelope.Envelope) 
 		return ctx.Err()
 	}
 	return in.Inbox.Read(ctx, fn)
+}
+
+func (in *gatedInbox) Close() error {
+	if in.reading.Load() > 0 {
+		in.s.closedUnderRead.Store(true)
+	}
+	return in.Inbox.Close()
 }
 
 // bounded waits for ch, failing the test after a limit that only ends a
@@ -114,6 +127,44 @@ func TestNoLockAcrossInboxRead(t *testing.T) {
 			st := r.status("s", first.RequestID)
 			if len(st.Deliveries) != 1 || st.Deliveries[0].State != journal.Processed {
 				t.Fatalf("status of the first request after the read = %+v; want one PROCESSED delivery", st.Deliveries)
+			}
+		})
+	}
+}
+
+// Releasing or unregistering an agent while its Receive is reading the
+// inbox waits for that read: the inbox is never closed under a running
+// Read (the files inbox would lose its open segment mid-read).
+func TestReleaseWaitsForTheInboxRead(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		stop func(r *rig) error
+	}{
+		{"release", func(r *rig) error { return r.b.Release("r") }},
+		{"unregister", func(r *rig) error { return r.b.UnregisterAgent(r.ctx, "r") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gs := newGatedStore("r")
+			r := newRig(t, Options{Store: gs})
+			r.register("s", envelope.Manager)
+			r.register("r", envelope.Implementation)
+			r.send("s", "r", SendInput{Payload: custom(1)})
+
+			gs.armed.Store(true)
+			read := make(chan error, 1)
+			go func() { _, err := r.b.Receive(r.ctx, "r", ReceiveInput{Max: 1}); read <- err }()
+			bounded(t, gs.entered, "the inbox read of r to start")
+			stopped := make(chan error, 1)
+			go func() { stopped <- tc.stop(r) }()
+			close(gs.release)
+			if err := bounded(t, read, "the held Receive"); err != nil {
+				t.Fatalf("Receive(r): %v", err)
+			}
+			if err := bounded(t, stopped, tc.name); err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			if gs.closedUnderRead.Load() {
+				t.Fatalf("%s closed the inbox of r while its Receive was reading it", tc.name)
 			}
 		})
 	}

@@ -90,6 +90,11 @@ func TestAppendVisibleOnlyOnceDurable(t *testing.T) {
 					if id != "m1" {
 						t.Fatalf("got %s", id)
 					}
+					// The Read that passed it returns before the deferred
+					// Close: an Inbox is not closed under a running Read.
+					if err := <-readErr; err != nil {
+						t.Fatal(err)
+					}
 					return
 				case err := <-readErr:
 					if err != nil {

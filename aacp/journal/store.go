@@ -121,7 +121,8 @@ type Inbox interface {
 	// receiver may have new data: a file notification, an append by this
 	// process, or a poll tick.
 	Changed() <-chan struct{}
-	// Close stops the notifications.
+	// Close stops the notifications. It must not be called while a Read
+	// is running.
 	Close() error
 }
 
