@@ -95,7 +95,7 @@ type Handler struct {
 	// a POST decodes its message once and hands it to its session decoded.
 	decoders sync.Pool
 
-	mu       sync.Mutex
+	mu       sync.RWMutex
 	sessions map[string]*session // by Mcp-Session-Id; guarded by mu
 	// draining: new requests are refused. Set under mu (so a check under
 	// mu orders against Drain's snapshot of the sessions), read anywhere.
@@ -377,9 +377,9 @@ func (h *Handler) lookup(w http.ResponseWriter, r *http.Request, cred int) *sess
 			"first (without the header), then send the id its response carries with every request")
 		return nil
 	}
-	h.mu.Lock()
+	h.mu.RLock() // every POST looks up its session: readers do not wait for each other
 	s := h.sessions[id]
-	h.mu.Unlock()
+	h.mu.RUnlock()
 	if s == nil {
 		h.fail(w, nil, http.StatusNotFound, core.CodeNotFound, "no session has this Mcp-Session-Id (it ended, "+
 			"expired, or never existed); send initialize again without the header to start a new one")

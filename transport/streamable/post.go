@@ -112,7 +112,8 @@ func isJSON(contentType string) bool {
 }
 
 // readBody reads the request body within transport.maxMessageBytes and the
-// read timeout. It writes 413 or 400 and reports false when it cannot.
+// read timeout (readTimeoutMs from the start of the request under Serve,
+// from the start of the body when the Handler is mounted elsewhere). It writes 413 or 400 and reports false when it cannot.
 func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, s *session) ([]byte, bool) {
 	tooLarge := func() {
 		h.fail(w, s, http.StatusRequestEntityTooLarge, core.CodeResourceExhausted, "the body is larger than "+
@@ -122,10 +123,18 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, s *session) (
 		tooLarge()
 		return nil, false
 	}
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(h.readTimeout))
+	// Under Serve, the server's ReadTimeout already bounds the body, and
+	// net/http lifts it when the body ends; mounted in another server, the
+	// Handler sets the deadline itself.
+	var rc *http.ResponseController
+	if connOf(r.Context()) == nil {
+		rc = http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Now().Add(h.readTimeout))
+	}
 	body, err := readSized(http.MaxBytesReader(w, r.Body, int64(h.maxBody)), r.ContentLength)
-	_ = rc.SetReadDeadline(time.Time{})
+	if rc != nil {
+		_ = rc.SetReadDeadline(time.Time{})
+	}
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
