@@ -113,7 +113,8 @@ func isJSON(contentType string) bool {
 
 // readBody reads the request body within transport.maxMessageBytes and the
 // read timeout (readTimeoutMs from the start of the request under Serve,
-// from the start of the body when the Handler is mounted elsewhere). It writes 413 or 400 and reports false when it cannot.
+// from the start of the body when the Handler is mounted elsewhere). It
+// writes 413 or 400 and reports false when it cannot.
 func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, s *session) ([]byte, bool) {
 	tooLarge := func() {
 		h.fail(w, s, http.StatusRequestEntityTooLarge, core.CodeResourceExhausted, "the body is larger than "+
