@@ -16,7 +16,7 @@ import (
 // the body: a call that runs past it is answered, and a GET stream open
 // past it still carries messages; a body that never comes gets 400.
 func TestServeReadTimeout(t *testing.T) {
-	const readTimeout = 100 * time.Millisecond
+	const readTimeout = 200 * time.Millisecond
 	f := newFixture(t, fixtureOpts{http: func(c *Config) { c.ReadTimeout = readTimeout }})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
