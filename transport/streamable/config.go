@@ -44,7 +44,7 @@ type Config struct {
 	SessionIdleTimeout time.Duration `json:"sessionIdleTimeoutMs" help:"A session with no request in progress and no open stream for this many milliseconds is closed."`
 	ReplayBufferEvents int           `json:"replayBufferEvents" config:"max=100000" help:"Events each event stream keeps for resumption with Last-Event-ID (its bytes are bounded by transport.maxOutputBytes)."`
 	ResponseMode       string        `json:"responseMode" config:"enum=auto|json|sse" help:"How requests are answered: auto (JSON unless the request sends messages first), json, or sse."`
-	ReadTimeout        time.Duration `json:"readTimeoutMs" help:"Longest time to read one request's headers, and then its body, in milliseconds."`
+	ReadTimeout        time.Duration `json:"readTimeoutMs" help:"Longest time to read one request, its headers and then its whole body, in milliseconds."`
 	WriteTimeout       time.Duration `json:"writeTimeoutMs" help:"Longest time one response body or one stream event may take to write, in milliseconds; a stream whose client stops reading is closed after it."`
 	IdleTimeout        time.Duration `json:"idleTimeoutMs" help:"How long an idle keep-alive connection stays open, in milliseconds."`
 	// MaxConnections and MaxConnectionsPerClient bound the open

@@ -10,7 +10,8 @@
 //     the session answers it with one -32600). A notification or a response
 //     is answered 202 Accepted with no body once the session has read it. A
 //     request is answered with its response: as one application/json body
-//     when the response is the first message the request produces, or else
+//     (with its Content-Length, never chunked) when the response is the
+//     first message the request produces, or else
 //     as a text/event-stream that carries, in order, the notifications and
 //     requests the server sends while handling it, then the response, and
 //     then ends. Config.ResponseMode can force either form ("json" sends
@@ -118,7 +119,11 @@
 // connection is serving a request (conns.go). Every answer given before a
 // request's body was read whole carries Connection: close, and the server
 // never waits to discard such a body, so a client that promises a body
-// and never sends it holds nothing. A bearer-token variable whose value
+// and never sends it holds nothing. Serve reads each request, its
+// headers and then its body, within readTimeoutMs of its first byte (the
+// server's ReadTimeout, which net/http lifts once the body is read whole);
+// a Handler mounted in another server bounds the body by readTimeoutMs
+// from when it starts reading it. A bearer-token variable whose value
 // has white space around it stops NewHandler (no header could carry it).
 // A subscriptions/listen request of the stateless revision takes no
 // stateless request slot (maxSessions); listens are bounded apart, by

@@ -10,11 +10,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcprt/mcprt/core"
@@ -93,9 +95,11 @@ type Handler struct {
 	// a POST decodes its message once and hands it to its session decoded.
 	decoders sync.Pool
 
-	mu       sync.Mutex
+	mu       sync.RWMutex
 	sessions map[string]*session // by Mcp-Session-Id; guarded by mu
-	draining bool                // new requests are refused; guarded by mu
+	// draining: new requests are refused. Set under mu (so a check under
+	// mu orders against Drain's snapshot of the sessions), read anywhere.
+	draining atomic.Bool
 }
 
 // NewHandler returns the endpoint of srv configured by cfg. The tokens are
@@ -357,8 +361,10 @@ func isLoopbackName(name string) bool {
 	if name == "localhost" {
 		return true
 	}
-	ip := net.ParseIP(name)
-	return ip != nil && ip.IsLoopback()
+	// netip parses without allocating; a zone is refused, as net.ParseIP
+	// refuses it.
+	ip, err := netip.ParseAddr(name)
+	return err == nil && ip.Zone() == "" && ip.IsLoopback()
 }
 
 // lookup finds the session a request names. It writes 400 (no id), 404
@@ -371,9 +377,9 @@ func (h *Handler) lookup(w http.ResponseWriter, r *http.Request, cred int) *sess
 			"first (without the header), then send the id its response carries with every request")
 		return nil
 	}
-	h.mu.Lock()
+	h.mu.RLock() // every POST looks up its session: readers do not wait for each other
 	s := h.sessions[id]
-	h.mu.Unlock()
+	h.mu.RUnlock()
 	if s == nil {
 		h.fail(w, nil, http.StatusNotFound, core.CodeNotFound, "no session has this Mcp-Session-Id (it ended, "+
 			"expired, or never existed); send initialize again without the header to start a new one")
@@ -392,7 +398,7 @@ func (h *Handler) lookup(w http.ResponseWriter, r *http.Request, cred int) *sess
 func (h *Handler) newSession(cred int, tools *mcp.ToolSet) (*session, int, string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.draining {
+	if h.draining.Load() {
 		return nil, http.StatusServiceUnavailable, "the server is shutting down; try again later"
 	}
 	if len(h.sessions) >= h.cfg.MaxSessions {
@@ -446,9 +452,7 @@ func (h *Handler) forget(s *session) {
 
 // isDraining reports whether the handler refuses new work.
 func (h *Handler) isDraining() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.draining
+	return h.draining.Load()
 }
 
 // Drain starts a graceful shutdown: new sessions and new messages are
@@ -456,7 +460,7 @@ func (h *Handler) isDraining() bool {
 // still answered. Close finishes the shutdown.
 func (h *Handler) Drain() {
 	h.mu.Lock()
-	h.draining = true
+	h.draining.Store(true)
 	var all []*session
 	for _, s := range h.sessions {
 		all = append(all, s)
@@ -554,7 +558,9 @@ func (h *Handler) failID(w http.ResponseWriter, s *session, status int, code cor
 // to discard a body the client promised and never sent.
 func closeUnlessRead(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength != 0 {
-		w.Header().Set("Connection", "close")
+		if hdr := w.Header(); hdr.Get("Connection") != "close" { // Serve's endpoint marked it already
+			hdr.Set("Connection", "close")
+		}
 	}
 }
 

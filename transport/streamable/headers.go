@@ -256,6 +256,20 @@ func sameParam(got, want string, raw []byte) bool {
 	return err == nil && g == math.Trunc(g) && strconv.FormatInt(int64(g), 10) == want
 }
 
+// acceptsAnswers reports whether the Accept header allows both forms of
+// a POST's answer, application/json and text/event-stream. The header
+// every client sends, the two types and nothing else, is recognised
+// without parsing it.
+func acceptsAnswers(r *http.Request) bool {
+	if vs := r.Header["Accept"]; len(vs) == 1 {
+		switch vs[0] {
+		case "application/json, text/event-stream", "text/event-stream, application/json":
+			return true
+		}
+	}
+	return acceptable(r, "application/json") && acceptable(r, "text/event-stream")
+}
+
 // acceptable reports whether the Accept header allows the media type
 // (type/subtype, */* and type/* count). No Accept header allows anything.
 func acceptable(r *http.Request, mediaType string) bool {

@@ -26,7 +26,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, cred int) {
 			"sent as Content-Type: application/json, not "+clipText(r.Header.Get("Content-Type")))
 		return
 	}
-	if !acceptable(r, "application/json") || !acceptable(r, "text/event-stream") {
+	if !acceptsAnswers(r) {
 		h.fail(w, nil, http.StatusNotAcceptable, core.CodeInvalidArgument, "a POST is answered as application/json or "+
 			"text/event-stream: send Accept: application/json, text/event-stream")
 		return
@@ -112,7 +112,9 @@ func isJSON(contentType string) bool {
 }
 
 // readBody reads the request body within transport.maxMessageBytes and the
-// read timeout. It writes 413 or 400 and reports false when it cannot.
+// read timeout (readTimeoutMs from the start of the request under Serve,
+// from the start of the body when the Handler is mounted elsewhere). It
+// writes 413 or 400 and reports false when it cannot.
 func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, s *session) ([]byte, bool) {
 	tooLarge := func() {
 		h.fail(w, s, http.StatusRequestEntityTooLarge, core.CodeResourceExhausted, "the body is larger than "+
@@ -122,10 +124,18 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, s *session) (
 		tooLarge()
 		return nil, false
 	}
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(h.readTimeout))
+	// Under Serve, the server's ReadTimeout already bounds the body, and
+	// net/http lifts it when the body ends; mounted in another server, the
+	// Handler sets the deadline itself.
+	var rc *http.ResponseController
+	if connOf(r.Context()) == nil {
+		rc = http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Now().Add(h.readTimeout))
+	}
 	body, err := readSized(http.MaxBytesReader(w, r.Body, int64(h.maxBody)), r.ContentLength)
-	_ = rc.SetReadDeadline(time.Time{})
+	if rc != nil {
+		_ = rc.SetReadDeadline(time.Time{})
+	}
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
@@ -365,19 +375,11 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, s *session, st 
 			if x.init && s.sess.State() != mcp.StateStarting {
 				w.Header().Set(headerSession, s.id)
 			}
-			w.Header().Set("Content-Type", "application/json")
-			w.Header().Set("Cache-Control", "no-store")
 			status := x.status
 			if x.stateless {
 				status = answerStatus(ev.data)
 			}
-			w.WriteHeader(status)
-			rc := http.NewResponseController(w)
-			_ = rc.SetWriteDeadline(time.Now().Add(h.writeTimeout))
-			if _, err := w.Write(ev.data); err == nil {
-				_, _ = io.WriteString(w, "\n")
-			}
-			_ = rc.SetWriteDeadline(time.Time{})
+			h.writeJSON(w, status, ev.data)
 			st.detach(gen)
 			s.forget(st) // a JSON answer has no event ids: nothing to resume
 			return
@@ -389,6 +391,48 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, s *session, st 
 	startEvents(w)
 	_ = st.consume(ctx, w, gen, 0, s.primes(), h.writeTimeout)
 	h.settle(s, st)
+}
+
+// inlineBody is the size of the buffer net/http fills before it writes
+// anything of a response (its bufferBeforeChunkingSize): a body that fits
+// is only copied by Write, and net/http sets its Content-Length itself
+// when the handler returns.
+const inlineBody = 2048
+
+// writeJSON writes a JSON answer: status, the JSON headers and data (one
+// message, no trailing newline) with a newline, in one Write. A body that
+// fits net/http's buffer is written by net/http when the handler returns,
+// with its Content-Length; a larger one gets its Content-Length here (so
+// it is not chunked) and is written and flushed under the write deadline.
+func (h *Handler) writeJSON(w http.ResponseWriter, status int, data []byte) {
+	hdr := w.Header()
+	vals := make([]string, 2) // one allocation for both header values
+	vals[0], vals[1] = "application/json", "no-store"
+	hdr["Content-Type"], hdr["Cache-Control"] = vals[0:1:1], vals[1:2:2]
+	body := withNewline(data)
+	if len(body) <= inlineBody {
+		w.WriteHeader(status)
+		_, _ = w.Write(body)
+		return
+	}
+	hdr["Content-Length"] = []string{strconv.Itoa(len(body))}
+	w.WriteHeader(status)
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Now().Add(h.writeTimeout))
+	if _, err := w.Write(body); err == nil {
+		_ = rc.Flush()
+	}
+	_ = rc.SetWriteDeadline(time.Time{})
+}
+
+// withNewline returns data followed by a newline: data extended by one
+// byte when the byte after it already is the newline (a message the Conn
+// wrote, whose newline the session trimmed), else a copy.
+func withNewline(data []byte) []byte {
+	if len(data) < cap(data) && data[:len(data)+1][len(data)] == '\n' {
+		return data[:len(data)+1]
+	}
+	return append(data[:len(data):len(data)], '\n')
 }
 
 // startEvents writes the headers of an event stream.

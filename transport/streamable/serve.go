@@ -72,12 +72,17 @@ func (h *Handler) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
 		Handler:           endpoint,
 		ReadHeaderTimeout: h.readTimeout,
-		IdleTimeout:       h.cfg.IdleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
-		ConnContext:       withConn,
-		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
-		// No ReadTimeout or WriteTimeout: they would cut long event streams.
-		// Bodies are read, and each write made, under deadlines of their own.
+		// ReadTimeout bounds the headers and the body together: net/http
+		// sets it with the request and clears it once the body is read
+		// whole (before it watches the connection for the client going
+		// away), so readBody needs no deadline of its own here.
+		ReadTimeout:    h.readTimeout,
+		IdleTimeout:    h.cfg.IdleTimeout,
+		MaxHeaderBytes: maxHeaderBytes,
+		ConnContext:    withConn,
+		ErrorLog:       slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
+		// No WriteTimeout: it would cut long event streams. Each write is
+		// made under a deadline of its own.
 	}
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && !h.hasAuth {
 		h.log.Warn("serving MCP over HTTP on a non-loopback address without a bearer token; anyone who can reach it "+

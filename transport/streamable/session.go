@@ -103,6 +103,11 @@ func (s *session) ReadMessage() (jsonrpc.Incoming, error) {
 // backpressure) and reports whether the reader took the message.
 func (s *session) push(ctx context.Context, msg jsonrpc.Incoming) bool {
 	select {
+	case s.in <- msg: // the reader waits for it: the usual case, without a wait
+		return true
+	default:
+	}
+	select {
 	case s.in <- msg:
 		return true
 	case <-s.done:

@@ -180,7 +180,7 @@ func (h *Handler) postStateless(w http.ResponseWriter, r *http.Request, cred int
 func (h *Handler) newStatelessSession(cred int, slot *core.Slots, tools *mcp.ToolSet) (*session, int, string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.draining {
+	if h.draining.Load() {
 		return nil, http.StatusServiceUnavailable, "the server is shutting down; try again later"
 	}
 	if slot != nil && !slot.TryAcquire() {

@@ -58,11 +58,16 @@ type stream struct {
 	attached bool          // a consumer is attached; guarded by mu
 	ended    endReason     // nothing more will be appended; guarded by mu
 	wake     chan struct{} // closed on the next change, made when a waiter asks (wakeLocked); guarded by mu
+	// first1 holds the log's first event in place: most request streams
+	// carry one event, their response, and then need no array of their own.
+	first1 [1]event
 }
 
 func newStream(num int64, standalone, jsonOnly bool, maxEvents, budget int) *stream {
-	return &stream{num: num, standalone: standalone, jsonOnly: jsonOnly, maxEvents: maxEvents, budget: budget,
+	st := &stream{num: num, standalone: standalone, jsonOnly: jsonOnly, maxEvents: maxEvents, budget: budget,
 		next: 1}
+	st.events = st.first1[:0]
+	return st
 }
 
 // broadcastLocked wakes everyone waiting for a change. A change nobody
