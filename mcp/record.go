@@ -14,7 +14,7 @@ import (
 // record writes the call's completion record. final records
 // (every outcome but timeout) are written at most once per call.
 func (c *toolCall) record(outcome, code string, final bool) {
-	if final && !c.finalRecorded.CompareAndSwap(false, true) {
+	if final && !c.rec.final.CompareAndSwap(false, true) {
 		return
 	}
 	level := slog.LevelInfo
@@ -33,11 +33,11 @@ func (c *toolCall) record(outcome, code string, final bool) {
 		fields = append(fields, core.StringField("errorCode", code))
 	}
 	fields = append(fields, core.IntField("payloadBytes", int64(c.payload)))
-	c.mu.Lock()
-	if t := c.task; t != nil {
+	c.state.mu.Lock()
+	if t := c.state.task; t != nil {
 		fields = append(fields, core.StringField("taskId", t.id))
 	}
-	c.mu.Unlock()
+	c.state.mu.Unlock()
 	core.LogFields(context.Background(), c.sess.log, level, "tool call completed", fields...)
 }
 

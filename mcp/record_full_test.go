@@ -125,7 +125,7 @@ func TestEncodeFullProperty(t *testing.T) {
 			limit = len(sc) + r.IntN(3) - 1
 		}
 		srv.opts.Limits.MaxResultBytes = limit
-		c := &toolCall{sess: &Session{srv: srv}, rt: rt, req: CallToolRequest{ProtocolVersion: version}}
+		c := &toolCall{callID: callID{sess: &Session{srv: srv}, rt: rt}, req: CallToolRequest{ProtocolVersion: version}}
 		got, e := c.encodeFull(v, structured)
 		what := fmt.Sprintf("case %d (%s, schema %v, limit %d): %+v", i, version, rt.output != nil, limit, v)
 		var reason string
@@ -180,7 +180,7 @@ func BenchmarkEncodeFull(b *testing.B) {
 	if err != nil || out.fast == nil {
 		b.Fatalf("schema: %v", err)
 	}
-	c := &toolCall{sess: &Session{srv: srv}, rt: &registeredTool{output: out}, req: CallToolRequest{ProtocolVersion: Version20250618}}
+	c := &toolCall{callID: callID{sess: &Session{srv: srv}, rt: &registeredTool{output: out}}, req: CallToolRequest{ProtocolVersion: Version20250618}}
 	v := CallToolResult{Content: []Content{TextContent("Ada Lovelace (u-1)")}, StructuredContent: &report{ID: "u-1",
 		Name: "Ada Lovelace", Email: "ada@example.org", Age: 36, Active: true, Score: 99.5, Tags: []string{"math", "engines"}, Project: "engine"}}
 	b.ReportAllocs()
