@@ -120,8 +120,11 @@
 // A result is encoded once. A typed tool's value is encoded, then checked
 // against the outputSchema in one pass over those bytes (unless it is
 // trusted, above) and wrapped around them; a handler's own CallToolResult
-// has its structuredContent encoded once, checked in one pass when the
-// tool has an outputSchema, and copied into the answer as it is (record.go).
+// has its structuredContent encoded once, checked when the tool has an
+// outputSchema, and copied into the answer as it is (record.go). The check
+// is one pass over the bytes when the fast checker models the schema;
+// for a schema only kaptinlin validates, the bytes are decoded once for
+// it.
 // Either way the answer is encoded under tools.maxResultBytes and fails
 // (result_too_large) as soon as it passes it.
 //
