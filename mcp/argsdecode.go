@@ -36,6 +36,10 @@ type argsField struct {
 	index int
 	kind  reflect.Kind // a scalar kind set directly, else reflect.Invalid: json.Unmarshal into the field
 	bits  int
+	// elem is the scalar kind of the elements of a slice field (bits
+	// theirs), set from a decoded value (argsdecode_tree.go); else
+	// reflect.Invalid.
+	elem reflect.Kind
 }
 
 var (
@@ -79,21 +83,39 @@ func newArgsDecoder(t reflect.Type) *argsDecoder {
 		}
 		d.names = append(d.names, name)
 		af := argsField{index: i}
-		pt := reflect.PointerTo(f.Type)
-		if !pt.Implements(jsonUnmarshalerType) && !pt.Implements(textUnmarshalerType) {
-			switch k := f.Type.Kind(); k {
-			case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-				reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-				reflect.Float32, reflect.Float64:
-				af.kind = k
-				if k != reflect.String && k != reflect.Bool {
-					af.bits = f.Type.Bits()
-				}
+		af.kind, af.bits = scalarKind(f.Type)
+		if f.Type.Kind() == reflect.Slice && !unmarshals(f.Type) {
+			if k, bits := scalarKind(f.Type.Elem()); k != reflect.Uint8 { // []byte is base64
+				af.elem, af.bits = k, bits
 			}
 		}
 		d.fields[name] = af
 	}
 	return d
+}
+
+// unmarshals reports whether json.Unmarshal calls a method of t's to
+// decode it.
+func unmarshals(t reflect.Type) bool {
+	pt := reflect.PointerTo(t)
+	return pt.Implements(jsonUnmarshalerType) || pt.Implements(textUnmarshalerType)
+}
+
+// scalarKind returns t's kind when json.Unmarshal sets it as a plain
+// string, boolean or number (with its size in bits), else reflect.Invalid.
+func scalarKind(t reflect.Type) (reflect.Kind, int) {
+	if unmarshals(t) {
+		return reflect.Invalid, 0
+	}
+	switch k := t.Kind(); k {
+	case reflect.String, reflect.Bool:
+		return k, 0
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64:
+		return k, t.Bits()
+	}
+	return reflect.Invalid, 0
 }
 
 // plainName reports whether a json tag's name is "" or made of letters,
@@ -117,6 +139,12 @@ type argsTarget struct {
 // newTarget returns a target holding a fresh zero In.
 func (d *argsDecoder) newTarget() *argsTarget {
 	return &argsTarget{dec: d, ptr: reflect.New(d.typ), ok: true}
+}
+
+// reset makes the target hold a fresh zero In again.
+func (t *argsTarget) reset() {
+	t.ptr.Elem().SetZero()
+	t.ok = true
 }
 
 // value returns the *In filled, or nil when the target gave up.

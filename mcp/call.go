@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/mcprt/mcprt/internal/jsontext"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mcprt/mcprt/core"
@@ -97,52 +95,6 @@ func toolName(s *Server, raw json.RawMessage) (string, bool) {
 	return jsontext.String(raw)
 }
 
-// toolCall is one tools/call from step 3 on.
-type toolCall struct {
-	sess    *Session
-	tool    string
-	runID   string
-	cid     string
-	payload int
-	start   time.Time
-	rt      *registeredTool
-	req     CallToolRequest // what the handler sees
-
-	// The call is its handler's context: the request's context (cancelled
-	// by the client, the connection's end, or the deadline), plus the
-	// call's deadline and callInfo.
-	context.Context
-	info         callInfo
-	deadlineAt   time.Time
-	deadlineDone sync.WaitGroup // done when the deadline timer's work is done
-
-	mu       sync.Mutex // guards returned, expired, timer and task
-	returned bool       // the handler returned (or never will run)
-	expired  bool       // the deadline fired first
-	timer    core.Timer // the deadline's
-	task     *task      // set when the call became a task (StartTask)
-
-	// rpc is the request's context: the call's answer goes through it
-	// (until the call becomes a task). For a call that may become a task
-	// (tasks_call.go) the handler's context is another one: cancelHandler
-	// cancels it, stopProp stops passing the request's cancellation on to
-	// it, and answered is closed once the request has its answer.
-	rpc           context.Context
-	cancelHandler context.CancelCauseFunc
-	stopProp      func() bool
-	answered      chan struct{}
-	answerOnce    sync.Once
-
-	timeoutSent   bool // TIMEOUT was sent; written by deadline before deadlineDone is done
-	finalRecorded atomic.Bool
-	slot          slotHold // the call's execution slot (see WaitWithoutSlot)
-	lockHeld      bool
-
-	// What the completion record says once the answer the handler
-	// returned went out (see exit and Answered).
-	outcome, code string
-}
-
 // handleCall is the tools/call pipeline, steps 2 to 14 (step 1, the state
 // gate, is Route's). Its return value is the answer, given through exit,
 // which writes the completion record once the engine says whether the
@@ -169,9 +121,9 @@ func (sess *Session) handleCall(ctx context.Context, req *jsonrpc.Request) (any,
 		return nil, invalidParams(`tools/call params._meta must be an object, got ` + jsontext.ClipBytes(p.Meta, 40))
 	}
 	// Step 3: ids.
-	c := &toolCall{sess: sess, tool: jsontext.Clip(name, jsontext.MaxEcho), start: s.clock.Now(), runID: s.ids.NewID(),
-		cid: metaCorrelationID(p.Meta), Context: ctx, rpc: ctx}
-	c.slot.slots = s.slots
+	c := &toolCall{callID: callID{sess: sess, tool: jsontext.Clip(name, jsontext.MaxEcho), start: s.clock.Now(),
+		runID: s.ids.NewID(), cid: metaCorrelationID(p.Meta)}, Context: ctx, reply: callReply{rpc: ctx}}
+	c.hold.slot.slots = s.slots
 	if c.cid == "" {
 		c.cid = s.ids.NewID()
 	}
@@ -207,7 +159,7 @@ func (sess *Session) handleCall(ctx context.Context, req *jsonrpc.Request) (any,
 		return c.fail(e, true)
 	}
 	// Step 6: concurrency slot, without waiting.
-	if !c.rt.def.Observer && !c.slot.take() {
+	if !c.rt.def.Observer && !c.hold.slot.take() {
 		s.exhausted.Inc()
 		sess.log.Warn("tools/call rejected: no concurrency slot free; clients should retry with exponential backoff and jitter",
 			"tool", name, "correlationId", c.cid, "runId", c.runID, "maxConcurrentExecutions", s.slots.Max())
@@ -231,17 +183,17 @@ func (c *toolCall) run(ctx context.Context, args json.RawMessage) (any, error) {
 		c.detach()
 		ctx = c.Context
 	}
-	c.info = callInfo{runID: c.runID, correlationID: c.cid, tool: c.tool, session: c.sess, call: c, slot: &c.slot}
-	c.deadlineDone.Add(1) // done by deadline; waited for only when it fired
-	c.deadlineAt = c.sess.srv.clock.Now().Add(c.timeout())
-	c.mu.Lock()
-	c.timer = c.sess.srv.clock.AfterFunc(c.timeout(), c.deadline)
-	c.mu.Unlock()
+	c.info = callInfo{runID: c.runID, correlationID: c.cid, tool: c.tool, session: c.sess, call: c, slot: &c.hold.slot}
+	c.state.deadlineDone.Add(1) // done by deadline; waited for only when it fired
+	c.state.at = c.sess.srv.clock.Now().Add(c.timeout())
+	c.state.mu.Lock()
+	c.state.timer = c.sess.srv.clock.AfterFunc(c.timeout(), c.deadline)
+	c.state.mu.Unlock()
 	// Step 8: exclusive lock; waiting counts against the deadline.
 	if c.rt.lock != nil {
 		select {
 		case c.rt.lock <- struct{}{}:
-			c.lockHeld = true
+			c.hold.lockHeld = true
 		case <-ctx.Done():
 			return c.settle(handlerResult{}, false)
 		}
@@ -258,9 +210,9 @@ func (c *toolCall) run(ctx context.Context, args json.RawMessage) (any, error) {
 	}
 	// Step 10: dispatch, panics recovered.
 	c.sess.track(c)
-	if c.answered != nil { // it may become a task: the handler runs on
+	if c.reply.answered != nil { // it may become a task: the handler runs on
 		go c.runDetached(args)
-		<-c.answered
+		<-c.reply.answered
 		return nil, jsonrpc.ErrNoResponse
 	}
 	r := c.sess.srv.callHandler(c, c.rt, &c.req)
@@ -277,7 +229,7 @@ func (c *toolCall) Value(key any) any {
 }
 
 // Deadline reports the call's deadline to the handler.
-func (c *toolCall) Deadline() (time.Time, bool) { return c.deadlineAt, true }
+func (c *toolCall) Deadline() (time.Time, bool) { return c.state.at, true }
 
 // timeout is the call's deadline: the tool's own or tools.defaultTimeoutMs.
 func (c *toolCall) timeout() time.Duration { return c.sess.srv.toolTimeout(c.rt) }
@@ -286,19 +238,15 @@ func (c *toolCall) timeout() time.Duration { return c.sess.srv.toolTimeout(c.rt)
 // its handler returned: it cancels the handler's context, answers TIMEOUT
 // at once and writes the timeout record.
 func (c *toolCall) deadline() {
-	defer c.deadlineDone.Done()
-	c.mu.Lock()
-	if c.returned {
-		c.mu.Unlock()
+	defer c.state.deadlineDone.Done()
+	if !c.state.expire() {
 		return
 	}
-	c.expired = true
-	c.mu.Unlock()
 	c.req.progress.end() // no progress after the TIMEOUT answer
-	c.abort(errTimeout)
+	c.reply.abort(errTimeout)
 	e := c.stamp(timeoutError("the tool", c.timeout()))
 	if c.answer(toolErrorResult(e)) {
-		c.timeoutSent = true
+		c.state.timeoutSent = true
 		c.resetExhaustion()
 		c.record(OutcomeTimeout, string(core.CodeTimeout), false)
 	}
@@ -308,13 +256,10 @@ func (c *toolCall) deadline() {
 // deadline timer. It reports whether the deadline fired first; then it
 // has finished its work (answer and record) when stop returns.
 func (c *toolCall) stop() bool {
-	c.mu.Lock()
-	c.returned = true
-	expired, timer := c.expired, c.timer
-	c.mu.Unlock()
+	expired, timer := c.state.handlerReturned()
 	c.req.progress.end() // before the answer: no progress follows it
 	if expired {
-		c.deadlineDone.Wait()
+		c.state.deadlineDone.Wait()
 		return true
 	}
 	timer.Stop()
@@ -329,7 +274,7 @@ func (c *toolCall) settle(r handlerResult, ran bool) (any, error) {
 	c.stop()
 	var outcome string
 	switch {
-	case c.timeoutSent:
+	case c.state.timeoutSent:
 		outcome = OutcomeLateCompleted
 	case c.Err() != nil:
 		outcome = abandonOutcome(context.Cause(c.Context))
@@ -364,14 +309,14 @@ func (c *toolCall) settle(r handlerResult, ran bool) (any, error) {
 }
 
 // auditEnter calls the sink's Enter, turning a panic into an error.
-func (c *toolCall) auditEnter(ctx context.Context, args json.RawMessage) (err error) {
-	sink := c.sess.srv.audit
+func (id *callID) auditEnter(ctx context.Context, args json.RawMessage) (err error) {
+	sink := id.sess.srv.audit
 	if _, nop := sink.(NopAuditSink); nop {
 		return nil
 	}
 	_, err = core.Guard(func() (struct{}, error) {
-		return struct{}{}, sink.Enter(ctx, ToolEnterEvent{Tool: c.tool, Args: append(json.RawMessage(nil), args...),
-			Time: c.start, CorrelationID: c.cid, RunID: c.runID})
+		return struct{}{}, sink.Enter(ctx, ToolEnterEvent{Tool: id.tool, Args: append(json.RawMessage(nil), args...),
+			Time: id.start, CorrelationID: id.cid, RunID: id.runID})
 	})
 	var pe *core.PanicError
 	if errors.As(err, &pe) {
@@ -381,18 +326,18 @@ func (c *toolCall) auditEnter(ctx context.Context, args json.RawMessage) (err er
 }
 
 // auditExit calls the sink's Exit; its failure is logged, never returned.
-func (c *toolCall) auditExit(r handlerResult, outcome string) {
-	sink := c.sess.srv.audit
+func (id *callID) auditExit(r handlerResult, outcome string) {
+	sink := id.sess.srv.audit
 	if _, nop := sink.(NopAuditSink); nop {
 		return
 	}
 	_, err := core.Guard(func() (struct{}, error) {
-		sink.Exit(context.Background(), ToolExitEvent{Tool: c.tool, CorrelationID: c.cid, RunID: c.runID,
-			Duration: c.sess.srv.clock.Now().Sub(c.start), Result: r.value, Err: r.err, Outcome: outcome})
+		sink.Exit(context.Background(), ToolExitEvent{Tool: id.tool, CorrelationID: id.cid, RunID: id.runID,
+			Duration: id.sess.srv.clock.Now().Sub(id.start), Result: r.value, Err: r.err, Outcome: outcome})
 		return struct{}{}, nil
 	})
 	if pe := (*core.PanicError)(nil); errors.As(err, &pe) {
-		c.sess.log.Error("audit sink Exit panicked", "tool", c.tool, "runId", c.runID, "panic", fmt.Sprint(pe.Value))
+		id.sess.log.Error("audit sink Exit panicked", "tool", id.tool, "runId", id.runID, "panic", fmt.Sprint(pe.Value))
 	}
 }
 
@@ -479,27 +424,14 @@ func (c *toolCall) fail(e *core.Error, reset bool) (any, error) {
 	return c.exit(toolErrorResult(e), nil, OutcomeToolError, string(e.Code))
 }
 
-// stamp returns a copy of e carrying the call's ids.
-func (c *toolCall) stamp(e *core.Error) *core.Error {
-	out := *e
-	out.CorrelationID, out.RunID = c.cid, c.runID
-	return &out
-}
-
-func (c *toolCall) resetExhaustion() {
-	if c.rt == nil || !c.rt.def.Observer {
-		c.sess.srv.exhausted.Reset()
+func (id *callID) resetExhaustion() {
+	if id.rt == nil || !id.rt.def.Observer {
+		id.sess.srv.exhausted.Reset()
 	}
 }
 
 // release gives back the exclusive lock and the slot (step 13).
-func (c *toolCall) release() {
-	if c.lockHeld {
-		c.lockHeld = false
-		<-c.rt.lock
-	}
-	c.slot.release()
-}
+func (c *toolCall) release() { c.hold.release(c.rt.lock) }
 
 // errorCode returns the structured code of a handler error, or "".
 func errorCode(err error) string {

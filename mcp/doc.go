@@ -99,10 +99,39 @@
 // also compiled into a checker that reads the arguments' text directly and
 // settles every valid call; a value it does not accept goes to kaptinlin,
 // whose problems are the ones reported. The two always agree on validity.
-// For a typed tool whose input is a plain struct, that same pass over the
-// text decodes the arguments into the handler's input (argsdecode.go), so
-// they are read once; where the result could differ from json.Unmarshal's,
-// the handler decodes them with json.Unmarshal instead.
+//
+// The arguments' text is read once. For a typed tool whose input is a
+// plain struct, the pass that validates decodes them into the handler's
+// input (argsdecode.go): the fast checker's pass over the text, or, for a
+// schema only kaptinlin validates, the pass that builds the value
+// kaptinlin checks (argsdecode_tree.go), which fills the input from the
+// same reading. Where the input could differ from what json.Unmarshal
+// makes of the arguments (a member named like a field but for case, a
+// value of another kind or out of the field's range), and for invalid
+// arguments, nothing is handed on and the handler decodes them with
+// json.Unmarshal, with its error text. A second decode remains, by
+// design, in two cases: a tool registered with AddTool, whose handler
+// takes the arguments' text (CallToolRequest.Arguments) and decodes it as
+// it likes — the validator's value (json.Number numbers, maps) is not a
+// form it asked for; and a typed tool whose input is not a plain struct
+// (a map, an embedded struct, a type with its own UnmarshalJSON), where
+// only json.Unmarshal says what the value is.
+//
+// A result is encoded once. A typed tool's value is encoded, then checked
+// against the outputSchema in one pass over those bytes (unless it is
+// trusted, above) and wrapped around them; a handler's own CallToolResult
+// has its structuredContent encoded once, checked when the tool has an
+// outputSchema, and copied into the answer as it is (record.go). The check
+// is one pass over the bytes when the fast checker models the schema;
+// for a schema only kaptinlin validates, the bytes are decoded once for
+// it.
+// Either way the answer is encoded under tools.maxResultBytes and fails
+// (result_too_large) as soon as it passes it.
+//
+// A call in flight is a toolCall made of parts by concern (callparts.go):
+// its ids (callID), the race between its handler and its deadline
+// (callState), where its answer goes (callReply), the slot and lock it
+// holds (callHold) and its completion record (callRecord).
 // Failures from the payload step on are tool errors: a result with isError
 // true whose first text block is the JSON of {code, message, details?,
 // retryable, correlationId, runId}.

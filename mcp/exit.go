@@ -35,19 +35,19 @@ func (c *toolCall) exitWith(raw json.RawMessage, value any, rpcErr *jsonrpc.Erro
 		c.recordAnswer(taken, outcome, code)
 		return nil, jsonrpc.ErrNoResponse
 	}
-	if c.answered != nil {
+	if c.reply.answered != nil {
 		var sent bool
 		if rpcErr != nil {
-			sent = jsonrpc.RespondError(c.rpc, rpcErr)
+			sent = jsonrpc.RespondError(c.reply.rpc, rpcErr)
 		} else {
-			sent = jsonrpc.Respond(c.rpc, answerValue(raw, value))
+			sent = jsonrpc.Respond(c.reply.rpc, answerValue(raw, value))
 		}
-		c.closeAnswered()
+		c.reply.closeAnswered()
 		c.recordAnswer(sent, outcome, code)
 		return nil, jsonrpc.ErrNoResponse
 	}
-	c.outcome, c.code = outcome, code
-	if !jsonrpc.OnAnswered(c.rpc, c) {
+	c.rec.outcome, c.rec.code = outcome, code
+	if !jsonrpc.OnAnswered(c.reply.rpc, c) {
 		c.Answered(true) // not a connection's request: nobody to tell us
 	}
 	if rpcErr != nil {
@@ -58,7 +58,7 @@ func (c *toolCall) exitWith(raw json.RawMessage, value any, rpcErr *jsonrpc.Erro
 
 // Answered writes the completion record of a call whose answer was its
 // handler's return value, once the engine settled it (jsonrpc.Answerer).
-func (c *toolCall) Answered(sent bool) { c.recordAnswer(sent, c.outcome, c.code) }
+func (c *toolCall) Answered(sent bool) { c.recordAnswer(sent, c.rec.outcome, c.rec.code) }
 
 // recordAnswer writes the final record: outcome and code when the answer
 // went out, else what kept it from the client.

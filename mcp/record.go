@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"reflect"
 
 	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/internal/jsontext"
@@ -13,7 +14,7 @@ import (
 // record writes the call's completion record. final records
 // (every outcome but timeout) are written at most once per call.
 func (c *toolCall) record(outcome, code string, final bool) {
-	if final && !c.finalRecorded.CompareAndSwap(false, true) {
+	if final && !c.rec.final.CompareAndSwap(false, true) {
 		return
 	}
 	level := slog.LevelInfo
@@ -32,11 +33,11 @@ func (c *toolCall) record(outcome, code string, final bool) {
 		fields = append(fields, core.StringField("errorCode", code))
 	}
 	fields = append(fields, core.IntField("payloadBytes", int64(c.payload)))
-	c.mu.Lock()
-	if t := c.task; t != nil {
+	c.state.mu.Lock()
+	if t := c.state.task; t != nil {
 		fields = append(fields, core.StringField("taskId", t.id))
 	}
-	c.mu.Unlock()
+	c.state.mu.Unlock()
 	core.LogFields(context.Background(), c.sess.log, level, "tool call completed", fields...)
 }
 
@@ -168,38 +169,99 @@ func (c *toolCall) wrap(r handlerResult) (json.RawMessage, *core.Error) {
 	return append(out, wrapSuccessSuffix...), nil
 }
 
+// The members of a CallToolResult as encoding/json writes them, in its
+// field order: content, structuredContent (omitted when nil), isError,
+// _meta (omitted when empty).
+const (
+	fullContent    = `{"content":`
+	fullStructured = `,"structuredContent":`
+	fullIsError    = `,"isError":`
+	fullMeta       = `,"_meta":`
+)
+
 // encodeFull encodes a handler's own CallToolResult under
-// tools.maxResultBytes. Content blocks are encoded by their MarshalJSON,
-// each whole, so a result whose text, data and URIs alone pass the limit
-// is refused before any is encoded.
+// tools.maxResultBytes, byte for byte as encoding/json writes it without
+// HTML escaping. Content blocks are encoded by their MarshalJSON, each
+// whole, so a result whose text, data and URIs alone pass the limit is
+// refused before any is encoded.
+//
+// structuredContent is encoded once: when the tool has an outputSchema
+// (and the result is no tool error), those bytes are checked against it
+// (schemafast_raw.go reads them in one pass when the fast validator
+// models the schema) and then copied into the answer as they are, so the
+// value is neither encoded twice nor decoded. The encoder's buffer holds
+// structuredContent, then content, then _meta; the answer is assembled
+// from them in a buffer of exactly its size.
 func (c *toolCall) encodeFull(v CallToolResult, structured bool) (json.RawMessage, *core.Error) {
 	limit := c.sess.srv.opts.Limits.MaxResultBytes
 	if v.Content == nil {
 		v.Content = []Content{}
 	}
 	v.Content = contentForRevision(v.Content, c.req.ProtocolVersion) // nothing newer than the revision
+	check := c.rt.output != nil && !v.IsError
+	send := structured && v.StructuredContent != nil
 	e := getEncoder()
 	defer putEncoder(e)
-	if c.rt.output != nil && !v.IsError {
-		js, err := e.encodeLimited(v.StructuredContent, limit)
-		if err != nil {
+	e.out.reset(limit)
+	// Depth 2: where encoding the whole result meets the value, below the
+	// result and its interface member.
+	if check {
+		if err := e.value(reflect.ValueOf(v.StructuredContent), 2); err != nil {
 			return nil, resultEncodingError("structuredContent", err, limit, 0)
 		}
-		if e := c.checkOutput(js); e != nil {
-			return nil, e
+		if ce := c.checkOutput(e.out.buf); ce != nil {
+			return nil, ce
 		}
-	}
-	if !structured {
-		v.StructuredContent = nil
 	}
 	if n := contentBytes(v.Content); n > limit {
 		return nil, resultTooLarge(limit, 0)
 	}
-	out, err := e.encodeLimited(v, limit)
-	if err != nil {
+	if send && !check {
+		if err := e.value(reflect.ValueOf(v.StructuredContent), 2); err != nil {
+			return nil, resultEncodingError("result", err, limit, 0)
+		}
+	}
+	sc := len(e.out.buf) // e.out.buf[:sc] is structuredContent, if encoded
+	isError := "false}"
+	if v.IsError {
+		isError = "true}"
+	}
+	size := len(fullContent) + len(fullIsError) + len(isError) // + content and the optional members
+	if send {
+		size += len(fullStructured) + sc
+	}
+	if len(v.Meta) > 0 {
+		size += len(fullMeta)
+	}
+	// From here the buffer's limit is the answer's: what it holds beyond
+	// structuredContent, plus what the answer adds around it.
+	e.out.limit = sc + limit - size // below sc when size passes limit: the first write fails
+	if err := e.value(reflect.ValueOf(v.Content), 1); err != nil {
 		return nil, resultEncodingError("result", err, limit, 0)
 	}
-	return append(make([]byte, 0, len(out)), out...), nil
+	ct := len(e.out.buf) // e.out.buf[sc:ct] is content
+	if len(v.Meta) > 0 {
+		if err := e.value(reflect.ValueOf(v.Meta), 1); err != nil {
+			return nil, resultEncodingError("result", err, limit, 0)
+		}
+	}
+	buf := e.out.buf
+	size += len(buf) - sc
+	out := make([]byte, 0, size)
+	out = append(out, fullContent...)
+	out = append(out, buf[sc:ct]...)
+	if send {
+		out = append(out, fullStructured...)
+		out = append(out, buf[:sc]...)
+	}
+	out = append(out, fullIsError...)
+	if len(v.Meta) > 0 {
+		out = append(out, isError[:len(isError)-1]...)
+		out = append(out, fullMeta...)
+		out = append(out, buf[ct:]...)
+		return append(out, '}'), nil
+	}
+	return append(out, isError...), nil
 }
 
 // contentBytes is a lower bound on the encoded size of blocks: the bytes

@@ -190,16 +190,36 @@ func (s *compiledSchema) validate(instance json.RawMessage) []schemaProblem {
 }
 
 // validateInto is validate that, given a sink (a typed tool's arguments,
-// argsdecode.go), decodes the members into it in the fast pass; when it
-// does not take that pass, it makes the sink give up.
+// argsdecode.go), decodes the members into it in the pass that reads the
+// text: the fast pass, else the one that decodes the value kaptinlin
+// validates (argsdecode_tree.go). When it finds problems the sink gives
+// up.
 func (s *compiledSchema) validateInto(instance json.RawMessage, sink *argsTarget) []schemaProblem {
 	if s.fast != nil && s.fast.validRawInto(instance, sink) {
 		return nil // valid, read straight from the text (schemafast_raw.go)
 	}
-	if sink != nil {
+	p := s.validateDecoded(instance, sink)
+	if p != nil && sink != nil {
 		sink.ok = false
 	}
-	v, err := s.decode(instance)
+	return p
+}
+
+// validateDecoded is validateInto past the fast pass: the instance is
+// decoded (into sink too, if any) and checked on its decoded value.
+func (s *compiledSchema) validateDecoded(instance json.RawMessage, sink *argsTarget) []schemaProblem {
+	var v any
+	var err error
+	if sink != nil { // decode into it again, from a fresh In, as kaptinlin's decoder reads the text
+		sink.reset()
+		var ok bool
+		if v, ok = decodeTree(instance, sink); !ok {
+			sink.ok = false
+			v, err = s.decode(instance) // for its error
+		}
+	} else {
+		v, err = s.decode(instance)
+	}
 	if err != nil {
 		return []schemaProblem{{Path: "", Message: "not valid JSON: " + decodeError(err) + " (send well-formed UTF-8 JSON with unique member names)"}}
 	}

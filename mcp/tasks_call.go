@@ -60,12 +60,17 @@ func (c *toolCall) taskPossible(ctx context.Context) bool {
 
 // detach gives a call that may become a task a handler context of its own,
 // cancelled with the request's until the call becomes a task.
-func (c *toolCall) detach() {
-	hctx, cancel := context.WithCancelCause(context.WithoutCancel(c.rpc))
-	rpc := c.rpc
-	c.Context, c.cancelHandler = hctx, cancel
-	c.stopProp = context.AfterFunc(rpc, func() { cancel(context.Cause(rpc)) })
-	c.answered = make(chan struct{})
+func (c *toolCall) detach() { c.Context = c.reply.detach() }
+
+// detach makes the handler's context of a call that may become a task and
+// returns it: cancelled with the request's until stopProp.
+func (r *callReply) detach() context.Context {
+	hctx, cancel := context.WithCancelCause(context.WithoutCancel(r.rpc))
+	rpc := r.rpc
+	r.cancelHandler = cancel
+	r.stopProp = context.AfterFunc(rpc, func() { cancel(context.Cause(rpc)) })
+	r.answered = make(chan struct{})
+	return hctx
 }
 
 // runDetached runs the handler of a call that may become a task, and ends
@@ -74,33 +79,33 @@ func (c *toolCall) runDetached(args json.RawMessage) {
 	r := c.sess.srv.callHandler(c, c.rt, &c.req)
 	c.sess.untrack(c)
 	_, _ = c.settle(r, true)
-	c.closeAnswered()
-	c.stopProp()
-	c.cancelHandler(nil)
+	c.reply.closeAnswered()
+	c.reply.stopProp()
+	c.reply.cancelHandler(nil)
 }
 
 // closeAnswered lets the request's handler return: the request has its
 // answer (or never gets one).
-func (c *toolCall) closeAnswered() {
-	if c.answered != nil {
-		c.answerOnce.Do(func() { close(c.answered) })
+func (r *callReply) closeAnswered() {
+	if r.answered != nil {
+		r.answerOnce.Do(func() { close(r.answered) })
 	}
 }
 
 // taskOf returns the call's task, or nil while it is an ordinary call.
 func (c *toolCall) taskOf() *task {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.task
+	c.state.mu.Lock()
+	defer c.state.mu.Unlock()
+	return c.state.task
 }
 
 // abort cancels the handler's context with cause.
-func (c *toolCall) abort(cause error) {
-	if c.cancelHandler != nil {
-		c.cancelHandler(cause)
+func (r *callReply) abort(cause error) {
+	if r.cancelHandler != nil {
+		r.cancelHandler(cause)
 		return
 	}
-	jsonrpc.CancelRequest(c.rpc, cause)
+	jsonrpc.CancelRequest(r.rpc, cause)
 }
 
 // answer gives the call its result: the request's response, or once the
@@ -111,53 +116,53 @@ func (c *toolCall) answer(result json.RawMessage) bool {
 	if t := c.taskOf(); t != nil {
 		return c.sess.srv.tasks.complete(t, result)
 	}
-	ok := jsonrpc.Respond(c.rpc, jsonrpc.CompactJSON(result))
-	c.closeAnswered()
+	ok := jsonrpc.Respond(c.reply.rpc, jsonrpc.CompactJSON(result))
+	c.reply.closeAnswered()
 	return ok
 }
 
 // escalate makes the call a task (see StartTask).
 func (c *toolCall) escalate() (bool, error) {
-	if c.answered == nil {
+	if c.reply.answered == nil {
 		return false, nil
 	}
 	st := c.sess.srv.tasks
-	c.mu.Lock()
+	c.state.mu.Lock()
 	switch {
-	case c.task != nil:
-		c.mu.Unlock()
+	case c.state.task != nil:
+		c.state.mu.Unlock()
 		return true, nil
-	case c.expired || c.returned:
-		c.mu.Unlock()
+	case c.state.expired || c.state.returned:
+		c.state.mu.Unlock()
 		return false, causeOr(c.Context, errTimeout)
-	case !c.stopProp(): // the request ended first: its cause cancels the handler
-		c.mu.Unlock()
-		return false, causeOr(c.Context, context.Cause(c.rpc))
+	case !c.reply.stopProp(): // the request ended first: its cause cancels the handler
+		c.state.mu.Unlock()
+		return false, causeOr(c.Context, context.Cause(c.reply.rpc))
 	}
-	t, err := st.create(c.cancelHandler)
+	t, err := st.create(c.reply.cancelHandler)
 	if err != nil {
-		rpc, cancel := c.rpc, c.cancelHandler
-		c.stopProp = context.AfterFunc(rpc, func() { cancel(context.Cause(rpc)) })
-		c.mu.Unlock()
+		rpc, cancel := c.reply.rpc, c.reply.cancelHandler
+		c.reply.stopProp = context.AfterFunc(rpc, func() { cancel(context.Cause(rpc)) })
+		c.state.mu.Unlock()
 		return false, err
 	}
-	c.task = t
+	c.state.task = t
 	if c.rt.def.Timeout <= 0 {
-		c.timer.Stop() // no deadline of its own: the task's TTL bounds it
+		c.state.timer.Stop() // no deadline of its own: the task's TTL bounds it
 	}
-	c.mu.Unlock()
+	c.state.mu.Unlock()
 	c.req.progress.end() // the request is answered now
 	c.sess.untrack(c)    // a session's end no longer ends the call
 	if r := statelessOf(c.Context); r != nil && r.inputs != nil {
 		r.inputs.attach(st, t)
 	}
 	body, _ := json.Marshal(st.wire(t, false))
-	sent := jsonrpc.Respond(c.rpc, jsonrpc.CompactJSON(body))
-	c.closeAnswered()
+	sent := jsonrpc.Respond(c.reply.rpc, jsonrpc.CompactJSON(body))
+	c.reply.closeAnswered()
 	if !sent {
-		cause := causeOr(c.rpc, ErrSessionClosed)
+		cause := causeOr(c.reply.rpc, ErrSessionClosed)
 		st.remove(t)
-		c.cancelHandler(cause)
+		c.reply.cancelHandler(cause)
 		return false, cause
 	}
 	c.sess.log.LogAttrs(context.Background(), slog.LevelInfo, "tool call continues as a task",
