@@ -105,7 +105,7 @@ func packUUID(s string) (u [16]byte, ok bool) {
 			i--
 			continue
 		}
-		hi, lo := strings.IndexByte(hexDigits, s[i]), strings.IndexByte(hexDigits, s[i+1])
+		hi, lo := unhex(s[i]), unhex(s[i+1])
 		if hi < 0 || lo < 0 {
 			return u, false
 		}
@@ -113,6 +113,17 @@ func packUUID(s string) (u [16]byte, ok bool) {
 		j++
 	}
 	return u, true
+}
+
+// unhex is the value of a lower-case hex digit, or -1.
+func unhex(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	}
+	return -1
 }
 
 // unpackUUID writes the canonical string of u into dst.

@@ -2,6 +2,8 @@ package store
 
 import (
 	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -83,5 +85,30 @@ func TestTraceIndexKeepsOrderAndLimit(t *testing.T) {
 	}
 	if blooms != batches {
 		t.Fatalf("%d filters for %d batches", blooms, batches)
+	}
+}
+
+// TestTraceKeyHashIsFNV1a: the filter hash stays hash/fnv's 64-bit FNV-1a
+// of the kind byte and the id — the filters already stored depend on it —
+// for ids drawn from a seeded generator and odd ones.
+func TestTraceKeyHashIsFNV1a(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	ids := []string{"", "t", "9b2f7c1e-8a4d-4e5f-9c3b-1d2e3f4a5b6c", "a\nb", "é\x00\xff"}
+	for range 2000 {
+		b := make([]byte, r.IntN(80))
+		for i := range b {
+			b[i] = byte(r.IntN(256))
+		}
+		ids = append(ids, string(b))
+	}
+	for _, id := range ids {
+		for _, kind := range []byte{keyTrace, keySession} {
+			h := fnv.New64a()
+			h.Write([]byte{kind})
+			h.Write([]byte(id))
+			if got, want := traceKeyHash(kind, id), h.Sum64(); got != want {
+				t.Fatalf("traceKeyHash(%c, %q) = %x, want %x", kind, id, got, want)
+			}
+		}
 	}
 }
