@@ -97,6 +97,8 @@ type Conn struct {
 	handlers idle.Group // requests whose handler has not returned
 	served   chan error // the last reader's result, for Serve
 
+	frames sync.Pool // *[]byte response buffers, when the stream is a dataCopier
+
 	readerHandoff *handoff // makes a new reader when a handler runs long
 	nextID        atomic.Int64
 	dec           Decoder // the reader's envelope decoder, reused message after message
@@ -146,6 +148,9 @@ func NewConn(stream Stream, disp Dispatcher, opts Options) *Conn {
 		inflight: map[ID]*inflight{},
 		served:   make(chan error, 1),
 		pending:  map[ID]chan *Response{},
+	}
+	if _, ok := stream.(dataCopier); ok {
+		c.frames.New = func() any { return new([]byte) }
 	}
 	c.pacer, _ = stream.(Pacer)
 	c.reader, _ = stream.(MessageReader)

@@ -221,7 +221,14 @@ func (c *Conn) run(e *inflight) {
 		}
 		return
 	}
-	frame := c.encodeResponse(req, r.Result, result, err)
+	var frame []byte
+	var buf *[]byte // a reused buffer that holds frame
+	if c.frames.New != nil && err == nil && e.batch == nil && !r.CloseAfter {
+		buf = c.frames.Get().(*[]byte)
+		frame = c.appendResponse((*buf)[:0], req, r.Result, result)
+	} else {
+		frame = c.encodeResponse(req, r.Result, result, err)
+	}
 	var derr error
 	switch {
 	case r.CloseAfter && e.batch != nil:
@@ -235,7 +242,28 @@ func (c *Conn) run(e *inflight) {
 	default:
 		derr = c.deliver(e.batch, req.ID, frame, false)
 	}
+	if buf != nil && cap(frame) <= maxReusedFrame {
+		*buf = frame[:0] // the stream is done with it (dataCopier)
+		c.frames.Put(buf)
+	}
 	e.answered(derr == nil)
+}
+
+// maxReusedFrame bounds the response buffers kept for reuse.
+const maxReusedFrame = 16 << 10
+
+// appendResponse is encodeResponse of a success into dst.
+func (c *Conn) appendResponse(dst []byte, req *Request, transform func(any) any, result any) []byte {
+	if transform != nil {
+		result = transform(result)
+	}
+	frame, err := appendResult(dst, req.ID, result)
+	if err != nil {
+		c.log.Error("could not encode a result", "method", req.Method, "error", err)
+		frame = c.encodeError(req.ID, req.Params, NewError(CodeInternalError,
+			"Internal error: the result of "+quote(req.Method)+" could not be encoded as JSON"))
+	}
+	return frame
 }
 
 // encodeResponse encodes a handler's outcome as a response frame; a
