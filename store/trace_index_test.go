@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,6 +110,36 @@ func TestTraceKeyHashIsFNV1a(t *testing.T) {
 			if got, want := traceKeyHash(kind, id), h.Sum64(); got != want {
 				t.Fatalf("traceKeyHash(%c, %q) = %x, want %x", kind, id, got, want)
 			}
+		}
+	}
+}
+
+// TestPackUUIDRoundTripsCanonicalOnly: packUUID takes exactly the
+// canonical lower-case UUIDs, and unpackUUID gives each back; strings
+// that differ from one in a single byte (an upper-case or non-hex digit,
+// a dash moved) are refused.
+func TestPackUUIDRoundTripsCanonicalOnly(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	const hex = "0123456789abcdef"
+	for range 3000 {
+		b := []byte("00000000-0000-0000-0000-000000000000")
+		for i := range b {
+			if b[i] != '-' {
+				b[i] = hex[r.IntN(16)]
+			}
+		}
+		u, ok := packUUID(string(b))
+		var back [36]byte
+		unpackUUID(&back, u[:])
+		if !ok || string(back[:]) != string(b) {
+			t.Fatalf("packUUID(%s) = %v, back %s", b, ok, back[:])
+		}
+		i := r.IntN(len(b))
+		bad := append([]byte(nil), b...)
+		bad[i] = "AFgz-0 x"[r.IntN(8)]
+		canonical := bad[i] == b[i] || (b[i] != '-' && strings.IndexByte(hex, bad[i]) >= 0)
+		if _, ok := packUUID(string(bad)); ok != canonical {
+			t.Fatalf("packUUID(%s) = %v, want %v", bad, ok, canonical)
 		}
 	}
 }
