@@ -245,7 +245,7 @@ func (r *Recorder) run() {
 			case <-r.stop:
 				// Write what is left, without waiting for more.
 				for {
-					spare, spareResults = r.take(spare, spareResults)
+					spare, spareResults = r.takeBatches(spare, spareResults, false)
 					if len(spare) == 0 {
 						return
 					}
@@ -253,10 +253,11 @@ func (r *Recorder) run() {
 				}
 			}
 		}
-		if r.opts.Linger > 0 && r.queued() < r.opts.BatchSize {
-			r.linger()
+		wholeBatches := r.opts.Linger > 0
+		if wholeBatches && r.queued() < r.opts.BatchSize {
+			wholeBatches = r.linger()
 		}
-		spare, spareResults = r.take(spare, spareResults)
+		spare, spareResults = r.takeBatches(spare, spareResults, wholeBatches)
 		r.writeAll(spare, spareResults)
 		if now := r.opts.Clock.Now(); now.Sub(lastPrune) >= pruneEvery {
 			lastPrune = now
@@ -266,29 +267,52 @@ func (r *Recorder) run() {
 }
 
 // linger waits, without waking for each event, until Linger has passed, a
-// whole batch is queued, or Flush or Close asks for the write.
-func (r *Recorder) linger() {
+// whole batch is queued, or Flush or Close asks for the write. It reports
+// whether a whole batch woke it.
+func (r *Recorder) linger() (full bool) {
 	expired := make(chan struct{})
 	t := r.opts.Clock.AfterFunc(r.opts.Linger, func() { close(expired) })
 	select {
 	case <-expired:
 	case <-r.full:
+		full = true
 	case <-r.flushNow:
 	case <-r.stop:
 	}
 	t.Stop()
+	return full
 }
 
-// take swaps the queue for the emptied slices given (those taken last
-// time, cleared so that they hold no event) and returns what was queued.
-func (r *Recorder) take(empty []Event, emptyResults []any) ([]Event, []any) {
+// maxSpareBatches bounds, in batches, the queue slice kept for reuse.
+const maxSpareBatches = 2
+
+// takeBatches swaps the queue for the emptied slices given (those taken
+// last time, cleared so that they hold no event) and returns what was
+// queued: everything, or with wholeBatches only whole batches, the rest
+// (events that came while the writer woke) staying queued, first, for the
+// next batch instead of costing a transaction of their own.
+func (r *Recorder) takeBatches(empty []Event, emptyResults []any, wholeBatches bool) ([]Event, []any) {
 	clear(empty)
 	clear(emptyResults)
+	if cap(empty) > maxSpareBatches*r.opts.BatchSize {
+		empty, emptyResults = nil, nil
+	}
 	r.qmu.Lock()
 	evs, res := r.pending, r.results
-	r.pending, r.results = empty[:0], emptyResults[:0]
+	cut := len(evs)
+	if wholeBatches {
+		cut -= cut % r.opts.BatchSize
+	}
+	r.pending = append(empty[:0], evs[cut:]...)
+	r.results = emptyResults[:0]
+	if len(res) > cut {
+		r.results = append(r.results, res[cut:]...)
+		clear(res[cut:])
+		res = res[:cut]
+	}
 	r.qmu.Unlock()
-	return evs, res
+	clear(evs[cut:])
+	return evs[:cut], res
 }
 
 // writeAll prepares taken events for the store (finish) and writes them in

@@ -87,3 +87,40 @@ func TestRecorderWritesEveryEventOnceInOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestRecorderLingeringWritesWholeBatches: while lingering, a writer woken
+// by a whole batch writes whole batches only; events that came while it
+// woke wait for the next batch instead of costing a transaction of their
+// own. Five batches' worth of events, recorded by several goroutines, are
+// written as five batches of exactly BatchSize.
+func TestRecorderLingeringWritesWholeBatches(t *testing.T) {
+	const batch, batches = 64, 5
+	st := &batchStore{}
+	r := NewRecorder(RecorderOptions{Store: st, BatchSize: batch, QueueSize: 1 << 12, Linger: time.Minute})
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := range batch * batches / 4 {
+				r.Record(Event{RunID: fmt.Sprintf("%d/%d", w, i)}, nil)
+			}
+		})
+	}
+	wg.Wait()
+	if err := r.Flush(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	st.mu.Lock()
+	sizes := append([]int(nil), st.sizes...)
+	st.mu.Unlock()
+	if len(sizes) != batches {
+		t.Fatalf("batches of %v events, want %d of %d", sizes, batches, batch)
+	}
+	for _, n := range sizes {
+		if n != batch {
+			t.Fatalf("batches of %v events, want %d of %d", sizes, batches, batch)
+		}
+	}
+	if err := r.Close(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+}
