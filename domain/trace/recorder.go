@@ -283,9 +283,6 @@ func (r *Recorder) linger() (full bool) {
 	return full
 }
 
-// maxSpareBatches bounds, in batches, the queue slice kept for reuse.
-const maxSpareBatches = 2
-
 // takeBatches swaps the queue for the emptied slices given (those taken
 // last time, cleared so that they hold no event) and returns what was
 // queued: everything, or with wholeBatches only whole batches, the rest
@@ -294,9 +291,6 @@ const maxSpareBatches = 2
 func (r *Recorder) takeBatches(empty []Event, emptyResults []any, wholeBatches bool) ([]Event, []any) {
 	clear(empty)
 	clear(emptyResults)
-	if cap(empty) > maxSpareBatches*r.opts.BatchSize {
-		empty, emptyResults = nil, nil
-	}
 	r.qmu.Lock()
 	evs, res := r.pending, r.results
 	cut := len(evs)
