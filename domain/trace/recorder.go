@@ -230,8 +230,9 @@ func (r *Recorder) Close(ctx context.Context) error {
 }
 
 // run is the writer: it waits for an event, lingers for more (when
-// Linger is set), takes every queued event, writes them in batches of at
-// most BatchSize, one transaction each, and repeats.
+// Linger is set), takes the queued events (only whole batches when a
+// whole batch ended the linger; see takeBatches), writes them in batches
+// of at most BatchSize, one transaction each, and repeats.
 func (r *Recorder) run() {
 	defer close(r.done)
 	var spare []Event // the slice taken last time, given back as the queue
