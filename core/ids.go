@@ -3,6 +3,8 @@ package core
 import (
 	"encoding/binary"
 	"math/rand/v2"
+	"strings"
+	"sync"
 	"sync/atomic"
 )
 
@@ -16,29 +18,62 @@ type IDGenerator interface {
 
 // UUIDGenerator makes random RFC 4122 (RFC 9562) version 4 UUIDs: 36
 // lowercase characters, 122 random bits. Its zero value is ready to use and
-// it is safe for concurrent use.
+// it is safe for concurrent use; do not copy one after first use.
 //
 // The bits come from math/rand/v2's top-level generator: the runtime's
 // per-thread ChaCha8 stream, seeded from the operating system's entropy.
 // Identifiers must be unique and hard to guess, not secret; this gives both
-// without a lock or a system call per id.
-type UUIDGenerator struct{}
+// without a system call per id. The ids are made uuidBlock at a time into
+// one string, and handed out as its substrings: one allocation for
+// several ids (a call takes two).
+type UUIDGenerator struct {
+	mu    sync.Mutex
+	ahead string // ids made and not yet handed out, 36 bytes each; guarded by mu
+}
+
+// uuidBlock is how many ids UUIDGenerator makes at a time.
+const uuidBlock = 8
 
 // NewID returns a new random version 4 UUID, e.g.
 // "f47ac10b-58cc-4372-a567-0e02b2c3d479".
 func (g *UUIDGenerator) NewID() string {
-	var u [16]byte
-	binary.LittleEndian.PutUint64(u[:8], rand.Uint64())
-	binary.LittleEndian.PutUint64(u[8:], rand.Uint64())
-	u[6] = u[6]&0x0f | 0x40 // version 4
-	u[8] = u[8]&0x3f | 0x80 // variant 10xx
-	return formatUUID(&u)
+	g.mu.Lock()
+	if g.ahead == "" {
+		g.ahead = randomUUIDs(uuidBlock)
+	}
+	id := g.ahead[:36]
+	g.ahead = g.ahead[36:]
+	g.mu.Unlock()
+	return id
 }
 
-// formatUUID writes u in the 8-4-4-4-12 lowercase hex form.
+// randomUUIDs returns n random version 4 UUIDs, one after another.
+func randomUUIDs(n int) string {
+	var b strings.Builder
+	b.Grow(36 * n)
+	for range n {
+		var u [16]byte
+		binary.LittleEndian.PutUint64(u[:8], rand.Uint64())
+		binary.LittleEndian.PutUint64(u[8:], rand.Uint64())
+		u[6] = u[6]&0x0f | 0x40 // version 4
+		u[8] = u[8]&0x3f | 0x80 // variant 10xx
+		var out [36]byte
+		appendUUID(&out, &u)
+		b.Write(out[:])
+	}
+	return b.String()
+}
+
+// formatUUID returns u in the 8-4-4-4-12 lowercase hex form.
 func formatUUID(u *[16]byte) string {
-	const hexDigits = "0123456789abcdef"
 	var out [36]byte
+	appendUUID(&out, u)
+	return string(out[:])
+}
+
+// appendUUID writes u in the 8-4-4-4-12 lowercase hex form into out.
+func appendUUID(out *[36]byte, u *[16]byte) {
+	const hexDigits = "0123456789abcdef"
 	j := 0
 	for i, c := range u {
 		if i == 4 || i == 6 || i == 8 || i == 10 {
@@ -49,7 +84,6 @@ func formatUUID(u *[16]byte) string {
 		out[j+1] = hexDigits[c&0xf]
 		j += 2
 	}
-	return string(out[:])
 }
 
 // SequenceGenerator makes deterministic UUID-shaped ids for tests:

@@ -155,3 +155,12 @@ func BenchmarkUUIDParallel(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkUUIDGenerator is one id, as a call takes two.
+func BenchmarkUUIDGenerator(b *testing.B) {
+	var g UUIDGenerator
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = g.NewID()
+	}
+}

@@ -125,6 +125,7 @@ type redactHandler struct {
 	direct    *directSink
 	canDirect bool
 	pre       []byte
+	fields    [cachedFields]fieldCache // what LogFields keeps per field position; guarded by direct.out.mu
 }
 
 // Enabled implements slog.Handler.

@@ -75,23 +75,44 @@ type directSink struct {
 const maxKeptLine = 4 << 10
 
 // writeFields writes one record as slog.JSONHandler would after the
-// handler's rewriting.
+// handler's rewriting. The encoded key of each position (with its
+// redaction) and the last value written there are kept (fieldCache), so a
+// record that repeats the last one's keys, as the completion record does,
+// encodes only the values that changed.
 func (h *redactHandler) writeFields(t time.Time, level slog.Level, msg string, fields []Field) {
 	lw := h.direct.out
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
-	b := appendRecordHead(lw.line[:0], t, level, msg)
+	b := lw.clock.appendTime(append(lw.line[:0], `{"time":"`...), t)
+	b = append(b, `","level":`...)
+	b = jsontext.AppendStringNoHTML(b, level.String())
+	b = append(b, `,"msg":`...)
+	b = jsontext.AppendStringNoHTML(b, Sanitize(msg))
 	b = append(b, h.pre...)
-	for _, f := range fields {
-		b = append(b, ',')
-		b = appendJSONKey(b, f.Key)
+	for i, f := range fields {
+		if i >= len(h.fields) {
+			b = h.appendField(b, f)
+			continue
+		}
+		c := &h.fields[i]
+		if c.key != f.Key || c.enc == nil {
+			c.key, c.redacted = f.Key, h.red.IsRedacted(f.Key)
+			c.enc = appendJSONKey(append(c.enc[:0], ','), f.Key)
+		}
+		b = append(b, c.enc...)
 		switch {
-		case h.red.IsRedacted(f.Key):
+		case c.redacted:
 			b = jsontext.AppendStringNoHTML(b, RedactedValue)
 		case f.IsInt:
 			b = strconv.AppendInt(b, f.Int, 10)
+		case c.hasVal && c.val == f.Str:
+			b = append(b, c.valEnc...)
 		default:
+			start := len(b)
 			b = jsontext.AppendStringNoHTML(b, Sanitize(f.Str))
+			if len(f.Str) <= maxCachedValue {
+				c.val, c.valEnc, c.hasVal = f.Str, append(c.valEnc[:0], b[start:]...), true
+			}
 		}
 	}
 	b = append(b, '}', '\n')
@@ -101,15 +122,32 @@ func (h *redactHandler) writeFields(t time.Time, level slog.Level, msg string, f
 	}
 }
 
-// appendRecordHead appends the opening of a record's line: its time, level
-// and sanitized message, as slog.JSONHandler writes them.
-func appendRecordHead(b []byte, t time.Time, level slog.Level, msg string) []byte {
-	b = append(b, `{"time":"`...)
-	b = t.Round(0).AppendFormat(b, time.RFC3339Nano)
-	b = append(b, `","level":`...)
-	b = jsontext.AppendStringNoHTML(b, level.String())
-	b = append(b, `,"msg":`...)
-	return jsontext.AppendStringNoHTML(b, Sanitize(msg))
+// appendField appends one field after a comma, uncached.
+func (h *redactHandler) appendField(b []byte, f Field) []byte {
+	b = appendJSONKey(append(b, ','), f.Key)
+	switch {
+	case h.red.IsRedacted(f.Key):
+		return jsontext.AppendStringNoHTML(b, RedactedValue)
+	case f.IsInt:
+		return strconv.AppendInt(b, f.Int, 10)
+	}
+	return jsontext.AppendStringNoHTML(b, Sanitize(f.Str))
+}
+
+// maxCachedValue bounds the string values fieldCache keeps.
+const maxCachedValue = 64
+
+// fieldCache is what writeFields keeps of one field position of a
+// handler's records: the key, its encoding (comma, key, colon) and whether
+// it is redacted, and the last string value with its encoding. It is
+// guarded by the lockedWriter's mutex.
+type fieldCache struct {
+	key      string
+	enc      []byte
+	redacted bool
+	hasVal   bool
+	val      string
+	valEnc   []byte
 }
 
 // appendJSONKey appends a sanitized key and its colon.
@@ -151,9 +189,10 @@ func appendPreformatted(pre []byte, attrs []slog.Attr) ([]byte, bool) {
 // lockedWriter serialises the writes of slog's handler and of LogFields
 // to one destination: each line is one Write, never interleaved.
 type lockedWriter struct {
-	mu   sync.Mutex
-	w    io.Writer
-	line []byte // LogFields' line buffer, reused; guarded by mu
+	mu    sync.Mutex
+	w     io.Writer
+	line  []byte    // LogFields' line buffer, reused; guarded by mu
+	clock timeCache // LogFields' time formatting; guarded by mu
 }
 
 // Write writes p whole under the lock.
@@ -162,3 +201,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// cachedFields is how many field positions of a handler's records
+// writeFields keeps encoded.
+const cachedFields = 12

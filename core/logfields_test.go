@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -81,6 +82,52 @@ func TestLogFieldsMatchesSlog(t *testing.T) {
 	}
 }
 
+// TestLogFieldsSequenceMatchesSlog: records written one after another
+// through one handler — keys that repeat, change, move between positions,
+// turn redacted; values that repeat, change, need escaping or sanitizing,
+// or are too long to keep; more fields than the handler keeps — are each
+// byte for byte what the slog handler writes, whatever writeFields kept
+// from the records before.
+func TestLogFieldsSequenceMatchesSlog(t *testing.T) {
+	at := time.Date(2026, 11, 26, 18, 40, 58, 0, time.UTC)
+	keys := []string{"correlationId", "runId", "tool", "Token", "k\n", "durationMs", "outcome", "a<b>"}
+	vals := []string{"noop", "success", "c-1", "line\nbreak", `q"uote`, "é", strings.Repeat("long ", 20), ""}
+	r := rand.New(rand.NewPCG(3, 9))
+	opts := LogOptions{Level: slog.LevelDebug, RedactKeys: []string{"token"}}
+	var viaSlog, direct bytes.Buffer
+	ls := NewLogger(&viaSlog, opts).With("connectionCorrelationId", "conn-1")
+	ld := NewLogger(&direct, opts).With("connectionCorrelationId", "conn-1")
+	h := ld.Handler().(*redactHandler)
+	fields := make([]Field, 0, cachedFields+3)
+	for i := range 3000 {
+		if i == 0 || r.IntN(3) == 0 { // a new shape; otherwise the last one's keys again
+			fields = fields[:0]
+			for range r.IntN(cachedFields + 3) {
+				fields = append(fields, Field{Key: keys[r.IntN(len(keys))]})
+			}
+		}
+		for j := range fields {
+			fields[j].IsInt = r.IntN(4) == 0
+			fields[j].Int = r.Int64N(1000) - 500
+			fields[j].Str = vals[r.IntN(len(vals))]
+		}
+		at = at.Add(time.Duration(r.Int64N(int64(300 * time.Millisecond))))
+		viaSlog.Reset()
+		direct.Reset()
+		rec := slog.NewRecord(at, slog.LevelInfo, "tool call completed", 0)
+		for _, f := range fields {
+			rec.AddAttrs(f.attr())
+		}
+		if err := ls.Handler().Handle(context.Background(), rec); err != nil {
+			t.Fatal(err)
+		}
+		h.writeFields(at, slog.LevelInfo, "tool call completed", fields)
+		if direct.String() != viaSlog.String() {
+			t.Fatalf("record %d: LogFields wrote\n%s\nslog wrote\n%s", i, direct.String(), viaSlog.String())
+		}
+	}
+}
+
 // TestLogFieldsLevelsAndFallback: LogFields writes nothing below the
 // logger's level, and through a logger that is not NewLogger's it writes
 // what LogAttrs writes.
@@ -126,3 +173,24 @@ func TestLogFieldsAllocations(t *testing.T) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// BenchmarkLogFieldsCompletion is the tools/call completion record as the
+// binary writes it: a logger of NewLogger with the connection's
+// correlation id added by With, two fresh ids per record and the other
+// fields repeating.
+func BenchmarkLogFieldsCompletion(b *testing.B) {
+	l := NewLogger(discard{}, LogOptions{RedactKeys: []string{"token", "password"}}).With("connectionCorrelationId", "9b2f7c1e-8a4d-4e5f-9c3b-1d2e3f4a5b6c")
+	var gen UUIDGenerator
+	ids := make([]string, 1024)
+	for i := range ids {
+		ids[i] = gen.NewID()
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		LogFields(context.Background(), l, slog.LevelInfo, "tool call completed",
+			StringField("correlationId", ids[i%len(ids)]), StringField("runId", ids[(i+1)%len(ids)]), StringField("tool", "noop"),
+			IntField("durationMs", 0), StringField("outcome", "success"), IntField("payloadBytes", 2))
+	}
+}

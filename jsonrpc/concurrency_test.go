@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"runtime"
 	"strconv"
 	"strings"
@@ -248,5 +249,59 @@ func TestWaitTimeoutLeavesNoGoroutine(t *testing.T) {
 	defer stop()
 	if err := p.c.Wait(ctx); err != nil {
 		t.Fatalf("Wait after the handler returned: %v", err)
+	}
+}
+
+// TestReusedFramesKeepEachAnswer: over a Line the connection encodes
+// responses into buffers it reuses once the stream is done with them.
+// Pipelined requests whose handlers return results of every kind and size
+// (CompactJSON, json.RawMessage, values; some after a hand-off, so that
+// several responses are encoded at once) each get their own result,
+// whole: no buffer is reused while a response still needs it.
+func TestReusedFramesKeepEachAnswer(t *testing.T) {
+	d := newTestDisp(false).handle("echo", Route{Handler: HandlerFunc(func(_ context.Context, req *Request) (any, error) {
+		var p struct {
+			N, Pad int
+			Kind   string
+			Nap    int
+		}
+		if err := json.Unmarshal(req.Params, &p); err != nil {
+			return nil, err
+		}
+		time.Sleep(time.Duration(p.Nap) * time.Microsecond)
+		body := fmt.Sprintf(`{"n":%d,"pad":%q}`, p.N, strings.Repeat("x", p.Pad))
+		switch p.Kind {
+		case "compact":
+			return CompactJSON(body), nil
+		case "raw":
+			return json.RawMessage(" " + body + " "), nil
+		}
+		return map[string]any{"n": p.N, "pad": strings.Repeat("x", p.Pad)}, nil
+	})})
+	p := newLineConn(t, d, Options{MaxInFlight: 64}, LineOptions{}, false)
+	const n = 600
+	var all strings.Builder
+	for i := range n {
+		fmt.Fprintf(&all, `{"jsonrpc":"2.0","id":%d,"method":"echo","params":{"n":%d,"pad":%d,"kind":%q,"nap":%d}}`+"\n",
+			i, i, []int{0, 10, 300, 2000, 9000}[i%5], []string{"compact", "raw", "value"}[i%3], []int{0, 0, 0, 0, 300}[i%7%5])
+	}
+	p.in.feed(all.String())
+	seen := map[int]bool{}
+	for range n {
+		line := p.out.next(t)
+		var m struct {
+			ID     int
+			Result struct {
+				N   int
+				Pad string
+			}
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("not a response: %.200s", line)
+		}
+		if m.Result.N != m.ID || len(m.Result.Pad) != []int{0, 10, 300, 2000, 9000}[m.ID%5] || seen[m.ID] {
+			t.Fatalf("response %d carries the result of %d (pad %d) or came twice", m.ID, m.Result.N, len(m.Result.Pad))
+		}
+		seen[m.ID] = true
 	}
 }

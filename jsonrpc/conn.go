@@ -97,14 +97,23 @@ type Conn struct {
 	handlers idle.Group // requests whose handler has not returned
 	served   chan error // the last reader's result, for Serve
 
+	frames sync.Pool // *[]byte response buffers, when the stream is a dataCopier
+
 	readerHandoff *handoff // makes a new reader when a handler runs long
 	nextID        atomic.Int64
 	dec           Decoder // the reader's envelope decoder, reused message after message
+
+	// base carries the connection (ConnFromContext) and nothing else: the
+	// requests' contexts derive from it, not from ctx, so that making one
+	// does not register it with a parent (a map insert and delete under
+	// the parent's lock per request); Close cancels them itself.
+	base context.Context
 
 	mu       sync.Mutex // guards the fields below
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
 	inflight map[ID]*inflight
+	detached map[*inflight]struct{} // answered by Respond while their handler still runs
 	pending  map[ID]chan *Response
 }
 
@@ -140,10 +149,14 @@ func NewConn(stream Stream, disp Dispatcher, opts Options) *Conn {
 		served:   make(chan error, 1),
 		pending:  map[ID]chan *Response{},
 	}
+	if _, ok := stream.(dataCopier); ok {
+		c.frames.New = func() any { return new([]byte) }
+	}
 	c.pacer, _ = stream.(Pacer)
 	c.reader, _ = stream.(MessageReader)
 	c.readerHandoff = newHandoff(func() { go c.readLoop() })
-	c.ctx, c.cancel = context.WithCancelCause(context.WithValue(context.Background(), connKey{}, c))
+	c.base = context.WithValue(context.Background(), connKey{}, c)
+	c.ctx, c.cancel = context.WithCancelCause(c.base)
 	return c
 }
 
@@ -254,8 +267,23 @@ func (c *Conn) Close() {
 		c.closed.Store(true)
 		_ = c.stream.Close()
 		c.cancel(ErrClosed)
+		c.cancelRequests()
 		close(c.done)
 	})
+}
+
+// cancelRequests cancels the context of every request whose handler may
+// still run, with ErrClosed. A request dispatched after it finds the
+// connection closed and cancels its own (see dispatch).
+func (c *Conn) cancelRequests() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.inflight {
+		e.cancel(ErrClosed)
+	}
+	for e := range c.detached {
+		e.cancel(ErrClosed)
+	}
 }
 
 // Wait waits until every request handler has returned, or ctx is done. A

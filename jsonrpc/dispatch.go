@@ -27,6 +27,8 @@ type inflight struct {
 
 	cancelled bool // the peer cancelled it; guarded by conn.mu
 	responded bool // its response was sent (or suppressed); guarded by conn.mu
+	returned  bool // its handler returned; guarded by conn.mu
+	detached  bool // in conn.detached; guarded by conn.mu
 
 	answerer Answerer // set by the handler (OnAnswered); read by run after it returns
 }
@@ -74,10 +76,14 @@ func (c *Conn) dispatch(req *Request, r Route, b *batch) bool {
 		c.replyError(b, req.ID, req.Params, duplicateID(req.ID))
 		return true
 	}
-	ctx, cancel := context.WithCancelCause(c.ctx)
+	ctx, cancel := context.WithCancelCause(c.base)
 	e := &inflight{Context: ctx, cancel: cancel, conn: c, req: req, route: r, batch: b}
 	c.inflight[req.ID] = e
+	closed := c.closed.Load() // after the insert: Close either sees e or is seen here
 	c.mu.Unlock()
+	if closed {
+		cancel(ErrClosed)
+	}
 	b.expect()
 	switch {
 	case r.Inline:
@@ -112,13 +118,30 @@ func duplicateID(id ID) *Error {
 }
 
 // finishInflight ends the request's time in the in-flight table: its id
-// may be reused from now on. owed reports whether this caller settles the
-// request's answer (false when Respond already did); send whether that
-// answer is a response (false when the peer cancelled the request).
-func (c *Conn) finishInflight(e *inflight) (owed, send bool) {
+// may be reused from now on. returned says whether its handler has
+// returned: a request answered before (Respond) stays among the detached
+// ones until then, so that a close still cancels its context. owed
+// reports whether this caller settles the request's answer (false when
+// Respond already did); send whether that answer is a response (false when
+// the peer cancelled the request).
+func (c *Conn) finishInflight(e *inflight, returned bool) (owed, send bool) {
 	c.mu.Lock()
 	if c.inflight[e.req.ID] == e {
 		delete(c.inflight, e.req.ID)
+	}
+	switch {
+	case returned:
+		e.returned = true
+		if e.detached {
+			e.detached = false
+			delete(c.detached, e)
+		}
+	case !e.returned && !e.detached:
+		if c.detached == nil {
+			c.detached = map[*inflight]struct{}{}
+		}
+		e.detached = true
+		c.detached[e] = struct{}{}
 	}
 	owed = !e.responded
 	send = owed && !e.cancelled
@@ -155,7 +178,7 @@ func RespondError(ctx context.Context, err error) bool {
 
 // respond settles e's answer from outside run.
 func (c *Conn) respond(e *inflight, result any, err error) bool {
-	owed, send := c.finishInflight(e)
+	owed, send := c.finishInflight(e, false)
 	switch {
 	case send:
 		// The answer counts as sent once the stream accepted it; a
@@ -185,7 +208,7 @@ func CancelRequest(ctx context.Context, cause error) bool {
 func (c *Conn) run(e *inflight) {
 	req, r := e.req, e.route
 	result, err := c.call(e, req, r.Handler)
-	owed, send := c.finishInflight(e)
+	owed, send := c.finishInflight(e, true)
 	e.cancel(nil)
 	defer func() { <-c.sem }()
 	if !send || errors.Is(err, ErrNoResponse) {
@@ -198,7 +221,14 @@ func (c *Conn) run(e *inflight) {
 		}
 		return
 	}
-	frame := c.encodeResponse(req, r.Result, result, err)
+	var frame []byte
+	var buf *[]byte // a reused buffer that holds frame
+	if c.frames.New != nil && err == nil && e.batch == nil && !r.CloseAfter {
+		buf = c.frames.Get().(*[]byte)
+		frame = c.appendResponse((*buf)[:0], req, r.Result, result)
+	} else {
+		frame = c.encodeResponse(req, r.Result, result, err)
+	}
 	var derr error
 	switch {
 	case r.CloseAfter && e.batch != nil:
@@ -212,7 +242,28 @@ func (c *Conn) run(e *inflight) {
 	default:
 		derr = c.deliver(e.batch, req.ID, frame, false)
 	}
+	if buf != nil && cap(frame) <= maxReusedFrame {
+		*buf = frame[:0] // the stream is done with it (dataCopier)
+		c.frames.Put(buf)
+	}
 	e.answered(derr == nil)
+}
+
+// maxReusedFrame bounds the response buffers kept for reuse.
+const maxReusedFrame = 16 << 10
+
+// appendResponse is encodeResponse of a success into dst.
+func (c *Conn) appendResponse(dst []byte, req *Request, transform func(any) any, result any) []byte {
+	if transform != nil {
+		result = transform(result)
+	}
+	frame, err := appendResult(dst, req.ID, result)
+	if err != nil {
+		c.log.Error("could not encode a result", "method", req.Method, "error", err)
+		frame = c.encodeError(req.ID, req.Params, NewError(CodeInternalError,
+			"Internal error: the result of "+quote(req.Method)+" could not be encoded as JSON"))
+	}
+	return frame
 }
 
 // encodeResponse encodes a handler's outcome as a response frame; a

@@ -91,6 +91,9 @@
 // Line gathers the responses made while more input is buffered and writes
 // them together in calls of at most PIPE_BUF bytes of whole lines; a
 // gathered batch is written once it holds 64 KiB or has waited 1 ms.
+// Because Line is done with a message when Write returns (it copied it or
+// wrote it), a Conn over it encodes success responses into buffers it
+// reuses.
 //
 // # Concurrency
 //

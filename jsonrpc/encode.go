@@ -53,6 +53,31 @@ func encodeResult(id ID, result any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// appendResult is encodeResult appending to dst (reused: not sized to
+// the frame).
+func appendResult(dst []byte, id ID, result any) ([]byte, error) {
+	if c, ok := result.(CompactJSON); ok && len(c) > 0 {
+		frame := append(dst, resultPrefix...)
+		frame = id.appendJSON(frame)
+		frame = append(frame, resultMember...)
+		frame = append(frame, c...)
+		return append(frame, "}\n"...), nil
+	}
+	buf := bytes.NewBuffer(dst)
+	buf.WriteString(resultPrefix)
+	buf.Write(id.appendJSON(buf.AvailableBuffer()))
+	buf.WriteString(resultMember)
+	if raw, ok := result.(json.RawMessage); ok && len(raw) > 0 {
+		if err := json.Compact(buf, raw); err != nil { // validates and compacts in one pass
+			return nil, errors.New("jsonrpc: the result is not valid JSON")
+		}
+	} else if err := appendValue(buf, result); err != nil {
+		return nil, err
+	}
+	buf.WriteString("}\n")
+	return buf.Bytes(), nil
+}
+
 // appendValue writes v as compact JSON: a json.RawMessage is compacted (and
 // so validated), anything else is encoded without HTML escaping.
 func appendValue(buf *bytes.Buffer, v any) error {

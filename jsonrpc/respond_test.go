@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 )
 
 // TestRespondBeforeReturn: Respond sends the answer at once and frees the
@@ -133,5 +134,64 @@ func TestRequestContext(t *testing.T) {
 	}
 	if Respond(ctx, 1) || RespondError(ctx, errors.New("x")) || CancelRequest(ctx, errors.New("x")) {
 		t.Fatal("answering through a context that is no request's succeeded")
+	}
+}
+
+// TestCloseCancelsAnsweredHandlers: a handler that answered early with
+// Respond and runs on still has its context cancelled, with ErrClosed,
+// when the connection closes (its request left the in-flight table when
+// it answered); and once such a handler returns, the connection keeps
+// nothing of it.
+func TestCloseCancelsAnsweredHandlers(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		returnFirst bool // the handler returns before the close
+	}{{"still running at the close", false}, {"returned before the close", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			causes := make(chan error, 1)
+			release := make(chan struct{})
+			d := newTestDisp(false).handle("early", Route{Handler: HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+				Respond(ctx, "early")
+				select {
+				case <-ctx.Done():
+					causes <- context.Cause(ctx)
+				case <-release:
+					causes <- nil
+				}
+				return "late", nil
+			})})
+			c, s := newRecConn(t, d, Options{})
+			s.send(`{"jsonrpc":"2.0","id":1,"method":"early"}`)
+			if m := s.next(t); string(m.Data) != `{"jsonrpc":"2.0","id":1,"result":"early"}`+"\n" {
+				t.Fatalf("early response %s", m.Data)
+			}
+			if tc.returnFirst {
+				close(release)
+				if cause := <-causes; cause != nil {
+					t.Fatalf("the handler's context ended before the close: %v", cause)
+				}
+				if err := c.Wait(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				c.mu.Lock()
+				n := len(c.detached)
+				c.mu.Unlock()
+				if n != 0 {
+					t.Fatalf("%d answered handlers kept after they returned, want 0", n)
+				}
+				c.Close()
+				return
+			}
+			defer close(release) // frees the handler if the close did not
+			c.Close()
+			select {
+			case cause := <-causes:
+				if !errors.Is(cause, ErrClosed) {
+					t.Fatalf("the answered handler's context cause %v, want ErrClosed", cause)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the close did not cancel the answered handler's context within 10 s")
+			}
+		})
 	}
 }

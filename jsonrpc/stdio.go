@@ -57,6 +57,8 @@ var (
 	_ Pacer   = (*Line)(nil)
 	_ Failer  = (*Line)(nil)
 	_ Drainer = (*Line)(nil)
+
+	_ dataCopier = (*Line)(nil)
 )
 
 // NewLine returns a line transport reading from r and writing to w. When r
@@ -135,6 +137,10 @@ func (l *Line) Read() ([]byte, error) {
 func (l *Line) Write(_ context.Context, m Outgoing) error {
 	return l.wr.write(m.Data, m.Flush)
 }
+
+// copiesData marks Line as a dataCopier: Write appends the message to the
+// gathered batch (a copy) or writes it before it returns.
+func (l *Line) copiesData() {}
 
 // Failed is closed when a write fails: the output is gone, and the
 // connection over this transport should end even while its reader waits.

@@ -30,6 +30,11 @@ type Stream interface {
 	Close() error
 }
 
+// dataCopier is a Stream whose Write is done with m.Data when it returns:
+// it copied the message or wrote it, and keeps no reference to it. The
+// Conn then encodes responses into buffers it reuses.
+type dataCopier interface{ copiesData() }
+
 // A MessageReader is a Stream whose transport decodes each incoming
 // message itself (to route it: an HTTP POST must know whether it carries a
 // request before it answers) and hands the Conn what it decoded, so that a

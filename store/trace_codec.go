@@ -94,25 +94,32 @@ func encodeBatch(b []byte, events []trace.Event) (out []byte, first, last int64)
 
 const hexDigits = "0123456789abcdef"
 
+// uuidHexAt are the offsets of the 16 hex digit pairs of a canonical UUID.
+var uuidHexAt = [16]uint8{0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34}
+
 // packUUID returns the 16 bytes of a canonical lower-case UUID string.
 func packUUID(s string) (u [16]byte, ok bool) {
 	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
 		return u, false
 	}
-	j := 0
-	for i := 0; i < 36; i += 2 {
-		if i == 8 || i == 13 || i == 18 || i == 23 {
-			i--
-			continue
-		}
-		hi, lo := strings.IndexByte(hexDigits, s[i]), strings.IndexByte(hexDigits, s[i+1])
-		if hi < 0 || lo < 0 {
-			return u, false
-		}
+	bad := 0
+	for j, i := range uuidHexAt {
+		hi, lo := unhex(s[i]), unhex(s[i+1])
+		bad |= hi | lo
 		u[j] = byte(hi<<4 | lo)
-		j++
 	}
-	return u, true
+	return u, bad >= 0
+}
+
+// unhex is the value of a lower-case hex digit, or -1.
+func unhex(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	}
+	return -1
 }
 
 // unpackUUID writes the canonical string of u into dst.

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
-	"hash/fnv"
 	"slices"
 	"strings"
 
@@ -46,30 +45,44 @@ const (
 	bloomProbes     = 7
 )
 
-// traceKeyHash is the filter hash of an id of a kind.
+// traceKeyHash is the filter hash of an id of a kind: 64-bit FNV-1a of the
+// kind byte and the id (hash/fnv's New64a, computed in place).
 func traceKeyHash(kind byte, id string) uint64 {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte{kind})
-	_, _ = h.Write([]byte(id))
-	return h.Sum64()
+	const offset64, prime64 = 14695981039346656037, 1099511628211
+	h := (offset64 ^ uint64(kind)) * prime64
+	for i := 0; i < len(id); i++ {
+		h = (h ^ uint64(id[i])) * prime64
+	}
+	return h
 }
 
 // bloomOf is the filter of a batch's framed key lists.
 func bloomOf(traces, sessions string) []byte {
-	var hs []uint64
+	n := 0
+	for _, list := range []string{traces, sessions} {
+		for id := range strings.SplitSeq(strings.Trim(list, keySep), keySep) {
+			if id != "" {
+				n++
+			}
+		}
+	}
+	bloom := make([]byte, max(8, (n*bloomBitsPerKey+7)/8))
+	nbits := uint64(len(bloom) * 8)
 	for _, l := range []struct {
 		kind byte
 		list string
 	}{{keyTrace, traces}, {keySession, sessions}} {
 		for id := range strings.SplitSeq(strings.Trim(l.list, keySep), keySep) {
-			if id != "" {
-				hs = append(hs, traceKeyHash(l.kind, id))
+			if id == "" {
+				continue
+			}
+			h := traceKeyHash(l.kind, id)
+			h1, h2 := h&0xffffffff, h>>32|1
+			for i := range uint64(bloomProbes) {
+				bit := (h1 + i*h2) % nbits
+				bloom[bit/8] |= 1 << (bit % 8)
 			}
 		}
-	}
-	bloom := make([]byte, max(8, (len(hs)*bloomBitsPerKey+7)/8))
-	for _, h := range hs {
-		eachProbe(h, len(bloom)*8, func(bit uint64) { bloom[bit/8] |= 1 << (bit % 8) })
 	}
 	return bloom
 }

@@ -2,7 +2,10 @@ package store
 
 import (
 	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,5 +86,60 @@ func TestTraceIndexKeepsOrderAndLimit(t *testing.T) {
 	}
 	if blooms != batches {
 		t.Fatalf("%d filters for %d batches", blooms, batches)
+	}
+}
+
+// TestTraceKeyHashIsFNV1a: the filter hash stays hash/fnv's 64-bit FNV-1a
+// of the kind byte and the id — the filters already stored depend on it —
+// for ids drawn from a seeded generator and odd ones.
+func TestTraceKeyHashIsFNV1a(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	ids := []string{"", "t", "9b2f7c1e-8a4d-4e5f-9c3b-1d2e3f4a5b6c", "a\nb", "é\x00\xff"}
+	for range 2000 {
+		b := make([]byte, r.IntN(80))
+		for i := range b {
+			b[i] = byte(r.IntN(256))
+		}
+		ids = append(ids, string(b))
+	}
+	for _, id := range ids {
+		for _, kind := range []byte{keyTrace, keySession} {
+			h := fnv.New64a()
+			h.Write([]byte{kind})
+			h.Write([]byte(id))
+			if got, want := traceKeyHash(kind, id), h.Sum64(); got != want {
+				t.Fatalf("traceKeyHash(%c, %q) = %x, want %x", kind, id, got, want)
+			}
+		}
+	}
+}
+
+// TestPackUUIDRoundTripsCanonicalOnly: packUUID takes exactly the
+// canonical lower-case UUIDs, and unpackUUID gives each back; strings
+// that differ from one in a single byte (an upper-case or non-hex digit,
+// a dash moved) are refused.
+func TestPackUUIDRoundTripsCanonicalOnly(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	const hex = "0123456789abcdef"
+	for range 3000 {
+		b := []byte("00000000-0000-0000-0000-000000000000")
+		for i := range b {
+			if b[i] != '-' {
+				b[i] = hex[r.IntN(16)]
+			}
+		}
+		u, ok := packUUID(string(b))
+		var back [36]byte
+		unpackUUID(&back, u[:])
+		if !ok || string(back[:]) != string(b) {
+			t.Fatalf("packUUID(%s) = %v, back %s", b, ok, back[:])
+		}
+		i := r.IntN(len(b))
+		bad := append([]byte(nil), b...)
+		bad[i] = "AFgz-0 x"[r.IntN(8)]
+		canonical := bad[i] == b[i] || (b[i] != '-' && strings.IndexByte(hex, bad[i]) >= 0)
+		if _, ok := packUUID(string(bad)); ok != canonical {
+			t.Fatalf("packUUID(%s) = %v, want %v", bad, ok, canonical)
+		}
 	}
 }

@@ -54,19 +54,20 @@ type RecorderOptions struct {
 	Logger *slog.Logger
 }
 
-// item is one queued event with its result, which the writer encodes when
-// results are captured (off the call's path).
-type item struct {
-	ev     Event
-	result any
-}
-
 // Recorder writes events to a Store asynchronously: Record only queues
 // (it never blocks), one goroutine writes batches. Safe for concurrent
 // use.
+//
+// The queue is a slice under a mutex that the writer swaps for an empty
+// one, taking every queued event at once: a Record costs one uncontended
+// lock and an append, and the writer takes the lock once per batch, not
+// once per event as a channel's receiver would.
 type Recorder struct {
-	opts  RecorderOptions
-	queue chan item
+	opts RecorderOptions
+
+	qmu     sync.Mutex // guards pending and results
+	pending []Event    // queued events, oldest first; at most QueueSize
+	results []any      // their results, index for index, when capturing
 
 	stopped  atomic.Bool   // Close was called: Record refuses
 	accepted atomic.Uint64 // events queued
@@ -82,6 +83,7 @@ type Recorder struct {
 	done     chan struct{} // closed when the writer has exited
 	flushNow chan struct{} // 1-buffered: Flush asks the writer to stop lingering
 	full     chan struct{} // 1-buffered: Record says a batch is waiting
+	wake     chan struct{} // 1-buffered: Record says the queue is no longer empty
 }
 
 // NewRecorder starts a Recorder. Close it to write what is queued.
@@ -110,8 +112,8 @@ func NewRecorder(opts RecorderOptions) *Recorder {
 	if opts.Redactor == nil {
 		opts.Redactor = core.NewRedactor(nil)
 	}
-	r := &Recorder{opts: opts, queue: make(chan item, opts.QueueSize), progress: make(chan struct{}),
-		stop: make(chan struct{}), done: make(chan struct{}), flushNow: make(chan struct{}, 1), full: make(chan struct{}, 1)}
+	r := &Recorder{opts: opts, progress: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}),
+		flushNow: make(chan struct{}, 1), full: make(chan struct{}, 1), wake: make(chan struct{}, 1)}
 	go r.run()
 	return r
 }
@@ -127,20 +129,44 @@ func (r *Recorder) Record(ev Event, result any) bool {
 		r.dropped.Add(1)
 		return false
 	}
-	select {
-	case r.queue <- item{ev: ev, result: result}:
-		r.accepted.Add(1)
-		if r.opts.Linger > 0 && len(r.queue) >= r.opts.BatchSize {
-			select { // a whole batch waits: the lingering writer need not wait longer
-			case r.full <- struct{}{}:
-			default:
-			}
-		}
-		return true
-	default:
+	if !r.opts.Capture {
+		ev.Args, ev.Result, result = nil, nil, nil
+	}
+	r.qmu.Lock()
+	n := len(r.pending)
+	if n >= r.opts.QueueSize {
+		r.qmu.Unlock()
 		r.dropped.Add(1)
 		return false
 	}
+	r.pending = append(r.pending, ev)
+	if r.opts.Capture {
+		r.results = append(r.results, result)
+	}
+	r.qmu.Unlock()
+	r.accepted.Add(1)
+	if n == 0 {
+		signal(r.wake)
+	}
+	if r.opts.Linger > 0 && n+1 == r.opts.BatchSize {
+		signal(r.full) // a whole batch waits: the lingering writer need not wait longer
+	}
+	return true
+}
+
+// signal puts a token in a 1-buffered channel unless one is there.
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// queued returns how many events wait.
+func (r *Recorder) queued() int {
+	r.qmu.Lock()
+	defer r.qmu.Unlock()
+	return len(r.pending)
 }
 
 // Counts reports the events queued, dropped (queue full) and lost to
@@ -199,35 +225,41 @@ func (r *Recorder) Close(ctx context.Context) error {
 	case <-r.done:
 		return nil
 	case <-ctx.Done():
-		return core.Errorf(core.CodeTimeout, "trace: %d queued events were not written before the wait ended", len(r.queue))
+		return core.Errorf(core.CodeTimeout, "trace: %d queued events were not written before the wait ended", r.queued())
 	}
 }
 
-// run is the writer: it takes a batch (the first event, then what is
-// queued, up to BatchSize), writes it in one transaction, and repeats.
+// run is the writer: it waits for an event, lingers for more (when
+// Linger is set), takes the queued events (only whole batches when a
+// whole batch ended the linger; see takeBatches), writes them in batches
+// of at most BatchSize, one transaction each, and repeats.
 func (r *Recorder) run() {
 	defer close(r.done)
-	batch := make([]Event, 0, r.opts.BatchSize)
+	var spare []Event // the slice taken last time, given back as the queue
+	var spareResults []any
 	lastPrune := time.Time{}
 	for {
-		var first item
-		select {
-		case first = <-r.queue:
-		case <-r.stop:
-			// Write what is left, without waiting for more.
-			for {
-				batch = r.drain(batch[:0], item{}, false)
-				if len(batch) == 0 {
-					return
+		if r.queued() == 0 {
+			select {
+			case <-r.wake:
+				continue
+			case <-r.stop:
+				// Write what is left, without waiting for more.
+				for {
+					spare, spareResults = r.takeBatches(spare, spareResults, false)
+					if len(spare) == 0 {
+						return
+					}
+					r.writeAll(spare, spareResults)
 				}
-				r.write(batch)
 			}
 		}
-		batch = r.drain(batch[:0], first, true)
-		if r.opts.Linger > 0 && len(batch) < r.opts.BatchSize {
-			batch = r.linger(batch)
+		wholeBatches := r.opts.Linger > 0
+		if wholeBatches && r.queued() < r.opts.BatchSize {
+			wholeBatches = r.linger()
 		}
-		r.write(batch)
+		spare, spareResults = r.takeBatches(spare, spareResults, wholeBatches)
+		r.writeAll(spare, spareResults)
 		if now := r.opts.Clock.Now(); now.Sub(lastPrune) >= pruneEvery {
 			lastPrune = now
 			r.prune(now)
@@ -235,55 +267,78 @@ func (r *Recorder) run() {
 	}
 }
 
-// linger completes a batch that is not full: it waits, without waking for
-// each event, until Linger has passed, a whole batch is queued, or Flush
-// or Close asks for the write, and then takes what is queued.
-func (r *Recorder) linger(batch []Event) []Event {
-	if len(r.queue) < r.opts.BatchSize-len(batch) {
-		expired := make(chan struct{})
-		t := r.opts.Clock.AfterFunc(r.opts.Linger, func() { close(expired) })
-		select {
-		case <-expired:
-		case <-r.full:
-		case <-r.flushNow:
-		case <-r.stop:
-		}
-		t.Stop()
+// linger waits, without waking for each event, until Linger has passed, a
+// whole batch is queued, or Flush or Close asks for the write. It reports
+// whether a whole batch woke it.
+func (r *Recorder) linger() (full bool) {
+	expired := make(chan struct{})
+	t := r.opts.Clock.AfterFunc(r.opts.Linger, func() { close(expired) })
+	select {
+	case <-expired:
+	case <-r.full:
+		full = true
+	case <-r.flushNow:
+	case <-r.stop:
 	}
-	return r.drain(batch, item{}, false)
+	t.Stop()
+	return full
 }
 
-// drain fills batch: first (when has), then queued items without waiting.
-func (r *Recorder) drain(batch []Event, first item, has bool) []Event {
-	if has {
-		batch = append(batch, r.finish(first))
+// takeBatches swaps the queue for the emptied slices given (those taken
+// last time, cleared so that they hold no event) and returns what was
+// queued: everything, or with wholeBatches only whole batches, the rest
+// (events that came while the writer woke) staying queued, first, for the
+// next batch instead of costing a transaction of their own.
+func (r *Recorder) takeBatches(empty []Event, emptyResults []any, wholeBatches bool) ([]Event, []any) {
+	clear(empty)
+	clear(emptyResults)
+	r.qmu.Lock()
+	evs, res := r.pending, r.results
+	cut := len(evs)
+	if wholeBatches {
+		cut -= cut % r.opts.BatchSize
 	}
-	for len(batch) < r.opts.BatchSize {
-		select {
-		case it := <-r.queue:
-			batch = append(batch, r.finish(it))
-		default:
-			return batch
+	r.pending = append(empty[:0], evs[cut:]...)
+	r.results = emptyResults[:0]
+	if len(res) > cut {
+		r.results = append(r.results, res[cut:]...)
+		clear(res[cut:])
+		res = res[:cut]
+	}
+	r.qmu.Unlock()
+	clear(evs[cut:])
+	return evs[:cut], res
+}
+
+// writeAll prepares taken events for the store (finish) and writes them in
+// batches of at most BatchSize.
+func (r *Recorder) writeAll(evs []Event, results []any) {
+	for i := range evs {
+		var res any
+		if i < len(results) {
+			res = results[i]
 		}
+		r.finish(&evs[i], res)
 	}
-	return batch
+	for len(evs) > 0 {
+		n := min(len(evs), r.opts.BatchSize)
+		r.write(evs[:n])
+		evs = evs[n:]
+	}
 }
 
 // finish prepares an event for the store: captured parts are redacted and
-// bounded here, off the call's path.
-func (r *Recorder) finish(it item) Event {
-	ev := it.ev
+// bounded here, off the call's path (without capture, Record dropped them).
+func (r *Recorder) finish(ev *Event, result any) {
 	if !r.opts.Capture {
-		ev.Args, ev.Result = nil, nil
-		return ev
+		return
 	}
 	if ev.Args != nil {
 		ev.Args = r.capture(ev.Args)
 	}
-	if it.result != nil {
-		ev.Result = r.capture(it.result)
+	if result != nil {
+		ev.Result = r.capture(result)
 	}
-	return ev
 }
 
 // capture redacts v and bounds its JSON to MaxCaptured bytes; a longer

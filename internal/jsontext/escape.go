@@ -15,15 +15,33 @@ func AppendString(dst []byte, s string) []byte { return appendString(dst, s, tru
 // encoding/json Encoder writes after SetEscapeHTML(false).
 func AppendStringNoHTML(dst []byte, s string) []byte { return appendString(dst, s, false) }
 
+// plainBytes tells, per byte, whether appendString copies it as it is:
+// [0] without HTML escaping, [1] with. Bytes of multi-byte characters
+// (0x80 and up) are not plain: the slow path decodes them. Never written
+// after its initialisation.
+var plainBytes = func() (t [2][256]bool) {
+	for b := 0x20; b < utf8.RuneSelf; b++ {
+		t[0][b] = b != '"' && b != '\\'
+		t[1][b] = t[0][b] && b != '<' && b != '>' && b != '&'
+	}
+	return t
+}()
+
 func appendString(dst []byte, s string, html bool) []byte {
+	plain := &plainBytes[0]
+	if html {
+		plain = &plainBytes[1]
+	}
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		for i < len(s) && plain[s[i]] {
+			i++
+		}
+		if i == len(s) {
+			break
+		}
 		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && (!html || b != '<' && b != '>' && b != '&') {
-				i++
-				continue
-			}
 			dst = append(dst, s[start:i]...)
 			switch b {
 			case '\\', '"':

@@ -65,3 +65,21 @@ func FuzzAppendString(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) { checkEscapes(t, s) })
 }
+
+// BenchmarkAppendString escapes what a log line or a result holds most:
+// plain ASCII (an id, a message), and text with escapes and non-ASCII.
+func BenchmarkAppendString(b *testing.B) {
+	for _, tc := range []struct{ name, s string }{
+		{"uuid", "f47ac10b-58cc-4372-a567-0e02b2c3d479"},
+		{"sentence", "the tool call completed; its result was written to the output"},
+		{"mixed", "line\nbreak, \"quoted\", é ü ∑, <html> & more"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			buf := make([]byte, 0, 256)
+			b.SetBytes(int64(len(tc.s)))
+			for b.Loop() {
+				buf = AppendStringNoHTML(buf[:0], tc.s)
+			}
+		})
+	}
+}

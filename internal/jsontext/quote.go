@@ -32,8 +32,20 @@ func bytesView(b []byte) string {
 
 // quotedLen counts what appendString writes, rule for rule.
 func quotedLen(s string, html bool) int {
+	plain := &plainBytes[0]
+	if html {
+		plain = &plainBytes[1]
+	}
 	n := 2
 	for i := 0; i < len(s); {
+		j := i
+		for j < len(s) && plain[s[j]] {
+			j++
+		}
+		n, i = n+j-i, j
+		if i == len(s) {
+			break
+		}
 		if b := s[i]; b < utf8.RuneSelf {
 			switch {
 			case b >= 0x20 && b != '"' && b != '\\' && (!html || b != '<' && b != '>' && b != '&'):
