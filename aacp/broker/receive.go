@@ -22,6 +22,15 @@ import (
 func (b *Broker) ingest(ctx context.Context, l *local) error {
 	l.rmu.Lock()
 	defer l.rmu.Unlock()
+	select {
+	case <-l.gone:
+		// Shut down (released, unregistered, closed): its inbox is
+		// closed and is not read again (a files inbox would open its
+		// segments anew, never to close them). A Receive that held l
+		// from before sees gone and says so.
+		return nil
+	default:
+	}
 	var batch []envelope.Envelope
 	err := l.inbox.Read(ctx, func(env *envelope.Envelope) error {
 		batch = append(batch, *env) // each is passed once: apply it even when the read stops early
