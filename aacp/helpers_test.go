@@ -14,7 +14,7 @@ import (
 
 // safetyTimeout bounds waits that only end early when something is broken;
 // it never decides a passing test.
-const safetyTimeout = 10 * time.Second
+const safetyTimeout = 60 * time.Second
 
 // harness is a Coordinator whose accepted messages are reported, in
 // arrival order, on queued.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcprt/mcprt/aacp/broker"
 	"github.com/mcprt/mcprt/aacp/envelope"
+	"github.com/mcprt/mcprt/core"
 	"github.com/mcprt/mcprt/domain/memory"
 	"github.com/mcprt/mcprt/domain/session"
 	"github.com/mcprt/mcprt/domain/trace"
@@ -355,12 +356,20 @@ func TestTraceWaterfall(t *testing.T) {
 	}
 }
 
+// TestLiveEvents: a message another session sends shows on the live view
+// at the hub's next poll, and the default poll interval is within a
+// second. The console runs on a manual clock, so the poll is timed by
+// the test, never by how loaded the machine is.
 func TestLiveEvents(t *testing.T) {
-	f := newFixture(t, nil)
+	if d := DefaultConfig().PollInterval; d > time.Second {
+		t.Fatalf("the default poll interval is %v: a message would not show within a second", d)
+	}
+	clock := core.NewManualClock(time.Now())
+	f := newFixture(t, func(o *Options, _ *messaging.Config) { o.Clock = clock })
 	f.signIn()
 	b := f.agent("agent-b")
 	req, _ := http.NewRequest(http.MethodGet, f.srv.URL+"/ui/events", nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // ends a hung test only
 	defer cancel()
 	resp, err := f.client.Do(req.WithContext(ctx))
 	if err != nil {
@@ -385,30 +394,31 @@ func TestLiveEvents(t *testing.T) {
 		}
 	}()
 	<-lines // the opening comment: the stream is subscribed
-	// A message another session sends shows within a second.
+	// The store watcher's poll, the stream's keep-alive and the hub's
+	// next poll are armed: the hub's first look (the baseline a change is
+	// told against) is done, so the message below is a change to it.
+	if err := clock.WaitForTimers(ctx, 3); err != nil {
+		t.Fatalf("the live view's timers were not armed: %v (%d armed)", err, clock.Timers())
+	}
 	if _, err := f.c.ensureHuman(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
 	if _, err := b.Send(context.Background(), "agent-b", broker.SendInput{Receiver: broker.Receiver{AgentID: "human"},
 		MessageType: "CUSTOM_NOTE", Payload: json.RawMessage(`{"x":1}`)}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.After(2 * time.Second)
+	clock.Advance(f.c.cfg.PollInterval) // one poll interval: the next look
 	for {
 		select {
 		case s, ok := <-lines:
 			if !ok {
-				t.Fatal("the stream ended")
+				t.Fatalf("the stream ended without a change event for the new message (ctx: %v)", ctx.Err())
 			}
 			if strings.Contains(s, "event: change") && strings.Contains(s, "messages") {
-				if d := time.Since(start); d > time.Second {
-					t.Errorf("the change took %v to show, over 1 s", d)
-				}
 				return
 			}
-		case <-deadline:
-			t.Fatal("no change event for the new message")
+		case <-ctx.Done():
+			t.Fatal("no change event for the new message after one poll interval")
 		}
 	}
 }

@@ -22,6 +22,8 @@ type gatedStore struct {
 	// closedUnderRead is set when an inbox was closed while a Read of it
 	// was running (the Inbox contract forbids it).
 	closedUnderRead atomic.Bool
+	// readAfterClose is set when an inbox was read after its Close.
+	readAfterClose atomic.Bool
 }
 
 func newGatedStore(agent string) *gatedStore {
@@ -40,11 +42,15 @@ type gatedInbox struct {
 	journal.Inbox
 	s       *gatedStore
 	reading atomic.Int32 // Reads running
+	closed  atomic.Bool
 }
 
 func (in *gatedInbox) Read(ctx context.Context, fn func(env *envelope.Envelope) error) error {
 	in.reading.Add(1)
 	defer in.reading.Add(-1)
+	if in.closed.Load() {
+		in.s.readAfterClose.Store(true)
+	}
 	if !in.s.armed.Load() {
 		return in.Inbox.Read(ctx, fn)
 	}
@@ -61,6 +67,7 @@ func (in *gatedInbox) Close() error {
 	if in.reading.Load() > 0 {
 		in.s.closedUnderRead.Store(true)
 	}
+	in.closed.Store(true)
 	return in.Inbox.Close()
 }
 
@@ -298,5 +305,29 @@ func TestAnswerOfAKnownMessageReadsNothing(t *testing.T) {
 				t.Fatalf("after the answer: %+v; want %s", st.Deliveries, tc.want)
 			}
 		})
+	}
+}
+
+// An agent's inbox is not read once the agent is shut down: a Receive
+// (or Pump) that took the agent before a Release, an unregistration or
+// Close and reads again after it finds nothing to read, instead of
+// reading the closed inbox (a files inbox reopened its segments then, and
+// nothing closed them again).
+func TestNoInboxReadAfterShutdown(t *testing.T) {
+	gs := newGatedStore("r")
+	r := newRig(t, Options{Store: gs})
+	r.register("s", envelope.Manager)
+	r.register("r", envelope.Implementation)
+	r.b.mu.Lock()
+	l := r.b.agents["r"]
+	r.b.mu.Unlock()
+	if err := r.b.Release("r"); err != nil {
+		t.Fatalf("Release(r): %v", err)
+	}
+	if err := r.b.ingest(r.ctx, l); err != nil {
+		t.Fatalf("ingest of the released r: %v", err)
+	}
+	if gs.readAfterClose.Load() {
+		t.Fatal("the inbox of r was read after it was closed")
 	}
 }

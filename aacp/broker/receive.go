@@ -22,11 +22,27 @@ import (
 func (b *Broker) ingest(ctx context.Context, l *local) error {
 	l.rmu.Lock()
 	defer l.rmu.Unlock()
+	select {
+	case <-l.gone:
+		// Shut down (released, unregistered, closed): its inbox is
+		// closed and is not read again (a files inbox would open its
+		// segments anew, never to close them). A Receive that held l
+		// from before sees gone and says so.
+		return nil
+	default:
+	}
 	var batch []envelope.Envelope
 	err := l.inbox.Read(ctx, func(env *envelope.Envelope) error {
 		batch = append(batch, *env) // each is passed once: apply it even when the read stops early
 		return nil
 	})
+	// What was read is applied in full, also when ctx ended the read (the
+	// inbox goroutine's followReadTimeout, a Receive's wait, a cancelled
+	// call): each transmission is passed once, so a state change dropped
+	// here (an ACK's, recorded with the expired ctx) would be lost for
+	// good. The application has a bound of its own.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), applyTimeout)
+	defer cancel()
 	added := false
 	var replies []*envelope.Envelope
 	if len(batch) > 0 {
@@ -61,6 +77,11 @@ func (b *Broker) ingest(ctx context.Context, l *local) error {
 
 // lastLook bounds the read of a Receive's last look, after its wait.
 const lastLook = 250 * time.Millisecond
+
+// applyTimeout bounds the application of what one inbox read returned
+// (the ledger records of the state changes it brings, answers sent
+// again), separately from the read's own bound.
+const applyTimeout = 30 * time.Second
 
 // ingestWithin is ingest for a Receive that waits up to wait: a journal
 // that cannot answer within the wait (a NATS cluster electing a new

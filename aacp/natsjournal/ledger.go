@@ -304,18 +304,27 @@ func (l *ledger) PurgeExpired(ctx context.Context, now time.Time) (int, error) {
 // readSubject calls fn for every message of st on filter, in order, up to
 // the last one stored when it was called.
 func (s *Store) readSubject(ctx context.Context, st jetstream.Stream, filter string, fn func(jetstream.Msg)) error {
-	var last *jetstream.RawStreamMsg
-	err := retry(ctx, attemptTimeout, func(actx context.Context) error {
-		var err error
-		last, err = st.GetLastMsgForSubject(actx, filter)
+	// end reads the stream seq of the subject's last message, 0 when none.
+	end := func() (uint64, error) {
+		var last *jetstream.RawStreamMsg
+		err := retry(ctx, attemptTimeout, func(actx context.Context) error {
+			var err error
+			last, err = st.GetLastMsgForSubject(actx, filter)
+			return err
+		})
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return 0, nil
+		}
+		if err != nil {
+			return 0, fmt.Errorf("read the end of %s: %w", filter, err)
+		}
+		return last.Sequence, nil
+	}
+	last, err := end()
+	if last == 0 || err != nil {
 		return err
-	})
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("read the end of %s: %w", filter, err)
-	}
+	var passed uint64 // the stream seq of the last message passed to fn
 	var cons jetstream.Consumer
 	err = retry(ctx, attemptTimeout, func(actx context.Context) error {
 		var err error
@@ -338,7 +347,8 @@ func (s *Store) readSubject(ctx context.Context, st jetstream.Stream, filter str
 				continue
 			}
 			fn(m)
-			if md.Sequence.Stream >= last.Sequence {
+			passed = md.Sequence.Stream
+			if passed >= last {
 				return nil
 			}
 		}
@@ -346,10 +356,22 @@ func (s *Store) readSubject(ctx context.Context, st jetstream.Stream, filter str
 			return fmt.Errorf("fetch %s: %w", filter, err)
 		}
 		if got == 0 {
+			// A fetch that waited its 5 s for nothing: a loaded server
+			// (or a consumer being recreated) is slow, not wrong, while
+			// the stream still holds what is left up to last (ctx bounds
+			// the whole read). Unless the end was removed meanwhile
+			// (dead letters expire): then read up to the end as it is.
 			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("fetch %s: nothing arrived before stream seq %d: %w", filter, last, err)
+			}
+			now, err := end()
+			if err != nil {
 				return err
 			}
-			return fmt.Errorf("fetch %s: nothing arrived before stream seq %d", filter, last.Sequence)
+			if now <= passed {
+				return nil
+			}
+			last = min(last, now)
 		}
 	}
 }

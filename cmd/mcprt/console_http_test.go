@@ -108,11 +108,14 @@ func TestConsoleUI(t *testing.T) {
 }
 
 // TestConsoleShutdownWithOpenStream: an open live view does not hold a
-// shutting-down server (the cleanup sends SIGTERM and wants exit 0).
+// shutting-down server (the cleanup sends SIGTERM and wants exit 0). A
+// server held by the stream would wait out its shutdown timeout, set far
+// beyond the bound of Wait (which then fails the test), so no wall-clock
+// threshold has to tell a held server from a slow one.
 func TestConsoleShutdownWithOpenStream(t *testing.T) {
 	dir := t.TempDir()
 	srv := wiretest.Start(t, wiretest.Build(t), wiretest.Options{Args: []string{"--http"},
-		Env: []string{"MCPRT_TRANSPORT_HTTP_ADDR=127.0.0.1:0", "MCPRT_AACP_DATA_DIR=" + dir, "MCPRT_SERVER_SHUTDOWN_TIMEOUT_MS=20000"}})
+		Env: []string{"MCPRT_TRANSPORT_HTTP_ADDR=127.0.0.1:0", "MCPRT_AACP_DATA_DIR=" + dir, "MCPRT_SERVER_SHUTDOWN_TIMEOUT_MS=600000"}})
 	mcpURL := srv.ExpectLog(t, `"mcprt ready"`, func(m map[string]any) bool { return m["msg"] == "mcprt ready" })["url"].(string)
 	u := newUIClient(t, strings.TrimSuffix(mcpURL, "/mcp")+"/ui/")
 	if code, _ := u.get(""); code != http.StatusOK {
@@ -128,9 +131,5 @@ func TestConsoleShutdownWithOpenStream(t *testing.T) {
 	if code := srv.Wait(t); code != 0 {
 		t.Errorf("exit %d", code)
 	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("the server took %v to stop with a live view open", d)
-	} else {
-		t.Logf("stopped in %v with a live view open", d.Round(time.Millisecond))
-	}
+	t.Logf("stopped in %v with a live view open", time.Since(start).Round(time.Millisecond))
 }

@@ -196,7 +196,10 @@ func TestClientHookDoesNotWaitForStdin(t *testing.T) {
 
 // With an empty inbox the hook costs the client at most 50 ms: the best
 // of several runs of the real binary (process start included) stays
-// under it, so a loaded machine does not make it fail by chance.
+// under it, so a loaded machine does not make it fail by chance. While
+// the best is over it, more rounds of runs are made (up to 5 of 7): on
+// a loaded machine (CI runs every package at once on two cores) the best
+// of 7 came within a few ms of the bound here.
 func TestClientHookIsFast(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -208,19 +211,21 @@ func TestClientHookIsFast(t *testing.T) {
 	}
 	bin := wiretest.Build(t)
 	var runs []time.Duration
-	for range 7 {
-		cmd := exec.Command(bin, "hook")
-		cmd.Env = wiretest.CleanEnv("MCPRT_AACP_DATA_DIR="+dir, "MCPRT_AACP_AGENT_ID=idle")
-		cmd.Stdin = bytes.NewReader(input)
-		start := time.Now()
-		out, err := cmd.CombinedOutput()
-		runs = append(runs, time.Since(start))
-		if err != nil || len(out) != 0 {
-			t.Fatalf("mcprt hook: %v, output %q", err, out)
+	for round := 0; round < 5 && (round == 0 || runs[0] > 50*time.Millisecond); round++ {
+		for range 7 {
+			cmd := exec.Command(bin, "hook")
+			cmd.Env = wiretest.CleanEnv("MCPRT_AACP_DATA_DIR="+dir, "MCPRT_AACP_AGENT_ID=idle")
+			cmd.Stdin = bytes.NewReader(input)
+			start := time.Now()
+			out, err := cmd.CombinedOutput()
+			runs = append(runs, time.Since(start))
+			if err != nil || len(out) != 0 {
+				t.Fatalf("mcprt hook: %v, output %q", err, out)
+			}
 		}
+		slices.Sort(runs)
 	}
-	slices.Sort(runs)
-	t.Logf("mcprt hook with an empty inbox: best %v, median %v", runs[0], runs[len(runs)/2])
+	t.Logf("mcprt hook with an empty inbox: best %v, median %v of %d runs", runs[0], runs[len(runs)/2], len(runs))
 	if runs[0] > 50*time.Millisecond {
 		t.Errorf("mcprt hook with an empty inbox takes %v at best, over 50 ms", runs[0])
 	}

@@ -101,7 +101,10 @@ func TestOutcomeDisconnectedCompleted(t *testing.T) {
 func TestOutcomeAbortedAtShutdown(t *testing.T) {
 	t.Parallel()
 	c := newToolClient(t, testMode, "MCPRT_SERVER_SHUTDOWN_TIMEOUT_MS=300")
-	id := c.sendCID("sleep", sleepArgs(10000, true), "shutdown-cid")
+	// The handler ignores its cancellation for 10 minutes: a server that
+	// waited for it past the 300 ms shutdown timeout would outlast Wait's
+	// bound, so no wall-clock threshold judges how fast it exits.
+	id := c.sendCID("sleep", sleepArgs(600000, true), "shutdown-cid")
 	c.waitHealth(1)
 	c.neverAnswered(id)
 	signalled := time.Now()
@@ -109,9 +112,7 @@ func TestOutcomeAbortedAtShutdown(t *testing.T) {
 	if code := c.p.Wait(t); code != 0 {
 		t.Fatalf("exit code %d after SIGTERM, want 0\nstderr:\n%s", code, c.p.Stderr())
 	}
-	if elapsed := time.Since(signalled); elapsed > 5*time.Second {
-		t.Errorf("exit %v after SIGTERM; server.shutdownTimeoutMs is 300", elapsed)
-	}
+	t.Logf("exit %v after SIGTERM; server.shutdownTimeoutMs is 300", time.Since(signalled).Round(time.Millisecond))
 	c.done()
 	rec := c.record("aborted for the sleep", func(m map[string]any) bool { return m["tool"] == "sleep" })
 	if rec["outcome"] != "aborted" || rec["correlationId"] != "shutdown-cid" {

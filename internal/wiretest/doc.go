@@ -2,8 +2,8 @@
 // end-to-end tests that read like the protocol.
 //
 // Build compiles ./cmd/mcprt once per test binary; Start runs it with a clean
-// environment (only PATH and HOME are inherited, plus Options.Env), sends
-// lines to its stdin and collects its output:
+// environment (only PATH and HOME are inherited, plus StartupTimeoutEnv and
+// Options.Env), sends lines to its stdin and collects its output:
 //
 //   - every stdout line a test reads is checked to be exactly one JSON value
 //     that is a JSON-RPC 2.0 message ("jsonrpc":"2.0") or a non-empty array of

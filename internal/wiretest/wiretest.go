@@ -199,9 +199,10 @@ func Start(t testing.TB, bin string, opts Options) *Proc {
 	return p
 }
 
-// CleanEnv returns PATH and HOME from the current environment followed by
-// extra. Nothing else of the parent's environment (MCPRT_* above all) leaks
-// into the child.
+// CleanEnv returns PATH and HOME from the current environment, then
+// StartupTimeoutEnv, followed by extra (which may set it again: the last
+// of a key wins). Nothing else of the parent's environment (MCPRT_* above
+// all) leaks into the child.
 func CleanEnv(extra ...string) []string {
 	var env []string
 	for _, k := range []string{"PATH", "HOME"} {
@@ -209,8 +210,17 @@ func CleanEnv(extra ...string) []string {
 			env = append(env, k+"="+v)
 		}
 	}
+	env = append(env, StartupTimeoutEnv)
 	return append(env, extra...)
 }
+
+// StartupTimeoutEnv raises the binary's server.startupTimeoutMs from its
+// 10 s default to 10 minutes in every process a test starts: the default
+// judges how fast a start is, and a start on a loaded machine (CI runs
+// every package at once on two cores) took longer ("startup did not finish
+// in time; exiting" failed a domain test). A test of the startup timeout
+// sets its own.
+const StartupTimeoutEnv = "MCPRT_SERVER_STARTUP_TIMEOUT_MS=600000"
 
 // readStdout reads stdout lines until EOF, then reaps the process.
 func (p *Proc) readStdout(r io.Reader) {

@@ -125,12 +125,16 @@ func TestScriptEnv(t *testing.T) {
 
 func TestCleanEnvDropsParentVariables(t *testing.T) {
 	t.Setenv("MCPRT_SERVER_NAME", "leaked")
+	t.Setenv("MCPRT_SERVER_STARTUP_TIMEOUT_MS", "1")
 	env := CleanEnv("A=1")
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
-		if name != "PATH" && name != "HOME" && name != "A" {
+		if name != "PATH" && name != "HOME" && name != "A" && kv != StartupTimeoutEnv {
 			t.Errorf("CleanEnv passed %q", kv)
 		}
+	}
+	if !slices.Contains(env, StartupTimeoutEnv) {
+		t.Errorf("CleanEnv = %q, want %s among them", env, StartupTimeoutEnv)
 	}
 	if env[len(env)-1] != "A=1" {
 		t.Errorf("CleanEnv = %q, want the extra entry last", env)

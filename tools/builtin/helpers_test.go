@@ -22,7 +22,7 @@ import (
 
 // waitLimit bounds every wait of the tests; it is never reached by a
 // passing test.
-const waitLimit = 10 * time.Second
+const waitLimit = 60 * time.Second
 
 // client speaks JSON-RPC to an in-process mcp.Session over an in-memory
 // stream (jsonrpc.NewMemoryPair). Responses
