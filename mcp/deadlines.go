@@ -22,11 +22,15 @@ import (
 //
 // The timer is armed lazily: removing the earliest call leaves it armed
 // for the old time (it then finds nothing due and re-arms for the new
-// earliest), and it is stopped only when the heap becomes empty, so an
-// idle server has no timer armed.
+// earliest, or stays unarmed when none is queued), so calls one after
+// another arm it about once per timeout, not once per call. On a clock
+// that counts its timers (core.ManualClock's Timers, which tests wait
+// on), the timer is stopped as soon as no call is queued, so that a timer
+// is armed exactly while a call's deadline is.
 type deadlines struct {
-	clock core.Clock
-	due   func(*toolCall) // runs a call's deadline: (*toolCall).deadline
+	clock     core.Clock
+	keepArmed bool            // leave the timer armed when the queue empties
+	due       func(*toolCall) // runs a call's deadline: (*toolCall).deadline
 
 	mu    sync.Mutex
 	heap  []*toolCall // by (state.at, state.seq); each call's state.index is its position + 1
@@ -38,7 +42,8 @@ type deadlines struct {
 
 // newDeadlines returns an empty deadline queue on clock.
 func newDeadlines(clock core.Clock) *deadlines {
-	return &deadlines{clock: clock, due: (*toolCall).deadline}
+	_, counts := clock.(interface{ Timers() int })
+	return &deadlines{clock: clock, keepArmed: !counts, due: (*toolCall).deadline}
 }
 
 // add queues c, whose state.at is its deadline; now is the clock's time
@@ -66,7 +71,7 @@ func (d *deadlines) remove(c *toolCall) bool {
 		return false
 	}
 	d.removeAt(i)
-	if len(d.heap) == 0 && d.timer != nil {
+	if len(d.heap) == 0 && d.timer != nil && !d.keepArmed {
 		d.timer.Stop()
 		d.timer = nil
 		d.gen++
