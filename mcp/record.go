@@ -151,6 +151,9 @@ func (c *toolCall) wrap(r handlerResult) (json.RawMessage, *core.Error) {
 		}
 	}
 	structured = structured && isObject(js)
+	if out := c.rt.cachedWrap(js, structured, limit); out != nil {
+		return out, nil
+	}
 	size := len(wrapTextPrefix) + jsontext.QuotedLenBytesNoHTML(js) + len(wrapTextSuffix) + len(wrapSuccessSuffix)
 	if structured {
 		size += len(wrapStructured) + len(js)
@@ -166,7 +169,9 @@ func (c *toolCall) wrap(r handlerResult) (json.RawMessage, *core.Error) {
 		out = append(out, wrapStructured...)
 		out = append(out, js...)
 	}
-	return append(out, wrapSuccessSuffix...), nil
+	out = append(out, wrapSuccessSuffix...)
+	c.rt.keepWrap(js, structured, out)
+	return out, nil
 }
 
 // The members of a CallToolResult as encoding/json writes them, in its

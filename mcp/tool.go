@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"github.com/mcprt/mcprt/internal/jsontext"
 	"reflect"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcprt/mcprt/core"
@@ -119,6 +120,10 @@ type registeredTool struct {
 	// emptyArgsValid records that {} satisfies the input schema, so the
 	// commonest call skips validation.
 	emptyArgsValid bool
+	// lastWrap is the answer wrap built for the tool's first small
+	// result (wrapcache.go): a tool that returns the same small value call
+	// after call answers with the same bytes, built once.
+	lastWrap atomic.Pointer[wrappedResult]
 }
 
 const maxToolNameLen = 128
