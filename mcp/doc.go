@@ -126,7 +126,11 @@
 // for a schema only kaptinlin validates, the bytes are decoded once for
 // it.
 // Either way the answer is encoded under tools.maxResultBytes and fails
-// (result_too_large) as soon as it passes it.
+// (result_too_large) as soon as it passes it. A tool keeps the answer
+// wrapped around its first result of at most 128 bytes (wrapcache.go):
+// a later call whose result encodes to the same bytes, for the same
+// choice of structuredContent, answers with those bytes, built once and
+// never written after (every reader of an answer only reads it).
 //
 // A call in flight is a toolCall made of parts by concern (callparts.go):
 // its ids (callID), the race between its handler and its deadline
@@ -138,7 +142,16 @@
 //
 // At the deadline the handler's context is cancelled (context.Cause is
 // ErrTimeout) and the client gets TIMEOUT at once; the slot stays held until
-// the handler returns. So does the slot of an InvokeTool run that timed
+// the handler returns. The deadlines of a server's tools/calls are one
+// queue (deadlines.go): a heap by deadline and one timer of the server's
+// Clock armed for the earliest, not a timer per call. The timeouts, their
+// answers and records are those of a timer per call; the calls that fall
+// due at once run their deadlines one after another, earliest first (ties
+// in arming order), on the timer's goroutine. The timer stays armed when
+// the queue empties (it then fires once, finds nothing, and is not
+// re-armed), except on a Clock that counts its timers
+// (core.ManualClock.Timers), where exactly one is armed while any call's
+// deadline is and none otherwise. So does the slot of an InvokeTool run that timed
 // out (borrowed from its calling tool call, else taken free), so runs
 // abandoned at their deadline never outnumber the slots. notifications/cancelled cancels the handler's
 // context (ErrCancelled) and no answer is sent. Each call writes one
