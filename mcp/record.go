@@ -151,9 +151,6 @@ func (c *toolCall) wrap(r handlerResult) (json.RawMessage, *core.Error) {
 		}
 	}
 	structured = structured && isObject(js)
-	if out := c.rt.cachedWrap(js, structured, limit); out != nil {
-		return out, nil
-	}
 	size := len(wrapTextPrefix) + jsontext.QuotedLenBytesNoHTML(js) + len(wrapTextSuffix) + len(wrapSuccessSuffix)
 	if structured {
 		size += len(wrapStructured) + len(js)
@@ -169,9 +166,7 @@ func (c *toolCall) wrap(r handlerResult) (json.RawMessage, *core.Error) {
 		out = append(out, wrapStructured...)
 		out = append(out, js...)
 	}
-	out = append(out, wrapSuccessSuffix...)
-	c.rt.keepWrap(js, structured, out)
-	return out, nil
+	return append(out, wrapSuccessSuffix...), nil
 }
 
 // The members of a CallToolResult as encoding/json writes them, in its

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"github.com/mcprt/mcprt/internal/jsontext"
 	"reflect"
-	"sync/atomic"
 	"time"
 
 	"github.com/mcprt/mcprt/core"
@@ -120,10 +119,6 @@ type registeredTool struct {
 	// emptyArgsValid records that {} satisfies the input schema, so the
 	// commonest call skips validation.
 	emptyArgsValid bool
-	// lastWrap is the answer wrap built for the tool's first small
-	// result (wrapcache.go): a tool that returns the same small value call
-	// after call answers with the same bytes, built once.
-	lastWrap atomic.Pointer[wrappedResult]
 }
 
 const maxToolNameLen = 128
