@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"container/heap"
 	"sync"
 	"time"
 
@@ -16,9 +17,12 @@ import (
 // call's deadline, its deadline method runs (TIMEOUT, the timeout record)
 // unless the call left the heap first (its handler returned, or the call
 // became a task with no deadline of its own). The calls that fall due at
-// once run one after another on the timer's goroutine, earliest first;
-// under a core.ManualClock, a move runs them before it returns, each with
-// Now reading its own deadline (the timer is re-armed for the next one).
+// once run earliest first: on the real clock each but the last on a
+// goroutine of its own (a TIMEOUT answer blocked on one client's stalled
+// stream must not hold another client's), on a clock that counts its
+// timers one after another on the timer's goroutine, so that a
+// core.ManualClock move runs them before it returns, each with Now
+// reading its own deadline (the timer is re-armed for the next one).
 //
 // The timer is armed lazily: removing the earliest call leaves it armed
 // for the old time (it then finds nothing due and re-arms for the new
@@ -30,12 +34,13 @@ import (
 type deadlines struct {
 	clock     core.Clock
 	keepArmed bool            // leave the timer armed when the queue empties
+	apart     bool            // run calls that fall due together on goroutines of their own
 	due       func(*toolCall) // runs a call's deadline: (*toolCall).deadline
 
 	mu    sync.Mutex
-	heap  []*toolCall // by (state.at, state.seq); each call's state.index is its position + 1
-	seq   uint64      // arming order, the tie-breaker
-	timer core.Timer  // armed for armed; nil when none
+	heap  callHeap   // by (state.at, state.seq)
+	seq   uint64     // arming order, the tie-breaker
+	timer core.Timer // armed for armed; nil when none
 	armed time.Time
 	gen   uint64 // the armed timer's generation: a stale callback does nothing
 }
@@ -43,7 +48,7 @@ type deadlines struct {
 // newDeadlines returns an empty deadline queue on clock.
 func newDeadlines(clock core.Clock) *deadlines {
 	_, counts := clock.(interface{ Timers() int })
-	return &deadlines{clock: clock, keepArmed: !counts, due: (*toolCall).deadline}
+	return &deadlines{clock: clock, keepArmed: !counts, apart: !counts, due: (*toolCall).deadline}
 }
 
 // add queues c, whose state.at is its deadline; now is the clock's time
@@ -53,9 +58,7 @@ func (d *deadlines) add(c *toolCall, now time.Time) {
 	defer d.mu.Unlock()
 	c.state.seq = d.seq
 	d.seq++
-	d.heap = append(d.heap, c)
-	c.state.index = len(d.heap)
-	d.up(len(d.heap) - 1)
+	heap.Push(&d.heap, c)
 	if d.timer == nil || c.state.at.Before(d.armed) {
 		d.arm(c.state.at, now)
 	}
@@ -70,7 +73,7 @@ func (d *deadlines) remove(c *toolCall) bool {
 	if i < 0 {
 		return false
 	}
-	d.removeAt(i)
+	heap.Remove(&d.heap, i)
 	if len(d.heap) == 0 && d.timer != nil && !d.keepArmed {
 		d.timer.Stop()
 		d.timer = nil
@@ -103,75 +106,53 @@ func (d *deadlines) fire(gen uint64) {
 	now := d.clock.Now()
 	var due []*toolCall
 	for len(d.heap) > 0 && !d.heap[0].state.at.After(now) {
-		due = append(due, d.heap[0])
-		d.removeAt(0)
+		due = append(due, heap.Pop(&d.heap).(*toolCall))
 	}
 	if len(d.heap) > 0 {
 		d.arm(d.heap[0].state.at, now)
 	}
 	d.mu.Unlock()
-	for _, c := range due {
+	for i, c := range due {
+		if d.apart && i < len(due)-1 {
+			go d.due(c)
+			continue
+		}
 		d.due(c)
 	}
 }
 
-// less orders the heap: earlier deadline first, then arming order.
-func (d *deadlines) less(i, j int) bool {
-	a, b := &d.heap[i].state, &d.heap[j].state
+// callHeap is container/heap's view of the queue: earlier deadline
+// first, then arming order; each call's state.index is its position + 1
+// (0: not queued).
+type callHeap []*toolCall
+
+func (h callHeap) Len() int { return len(h) }
+
+func (h callHeap) Less(i, j int) bool {
+	a, b := &h[i].state, &h[j].state
 	if a.at.Equal(b.at) {
 		return a.seq < b.seq
 	}
 	return a.at.Before(b.at)
 }
 
-func (d *deadlines) swap(i, j int) {
-	d.heap[i], d.heap[j] = d.heap[j], d.heap[i]
-	d.heap[i].state.index = i + 1
-	d.heap[j].state.index = j + 1
+func (h callHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].state.index = i + 1
+	h[j].state.index = j + 1
 }
 
-func (d *deadlines) up(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !d.less(i, p) {
-			return
-		}
-		d.swap(i, p)
-		i = p
-	}
+func (h *callHeap) Push(x any) {
+	c := x.(*toolCall)
+	*h = append(*h, c)
+	c.state.index = len(*h)
 }
 
-func (d *deadlines) down(i int) {
-	n := len(d.heap)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
-		}
-		m := l
-		if r := l + 1; r < n && d.less(r, l) {
-			m = r
-		}
-		if !d.less(m, i) {
-			return
-		}
-		d.swap(i, m)
-		i = m
-	}
-}
-
-// removeAt takes the call at position i out of the heap.
-func (d *deadlines) removeAt(i int) {
-	last := len(d.heap) - 1
-	c := d.heap[i]
-	if i != last {
-		d.swap(i, last)
-	}
-	d.heap[last] = nil
-	d.heap = d.heap[:last]
+func (h *callHeap) Pop() any {
+	old := *h
+	c := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
 	c.state.index = 0
-	if i != last {
-		d.down(i)
-		d.up(i)
-	}
+	return c
 }

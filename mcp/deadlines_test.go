@@ -140,7 +140,7 @@ func TestDeadlinesRace(t *testing.T) {
 	wg.Wait()
 	// Every call not removed falls due: wait for each, bounded.
 	seen := map[*toolCall]bool{}
-	limit := time.After(10 * time.Second)
+	limit := time.After(60 * time.Second) // ends only a hung test
 	for range workers*calls - int(removed.Load()) {
 		select {
 		case c := <-dueCh:
@@ -164,5 +164,35 @@ func TestDeadlinesRace(t *testing.T) {
 	defer d.mu.Unlock()
 	if len(d.heap) != 0 {
 		t.Fatalf("%d calls still queued; want none", len(d.heap))
+	}
+}
+
+// On the real clock, calls that fall due together do not wait for one
+// another: a deadline blocked (its TIMEOUT answer stuck on a client's
+// stalled stream) holds no other call's.
+func TestDeadlinesBlockedDueHoldsNoOther(t *testing.T) {
+	d := newDeadlines(core.SystemClock{})
+	release := make(chan struct{})
+	defer close(release)
+	dueCh := make(chan *toolCall, 2)
+	first, second := &toolCall{}, &toolCall{}
+	d.due = func(c *toolCall) {
+		if c == first {
+			<-release
+		}
+		dueCh <- c
+	}
+	now := time.Now()
+	at := now.Add(time.Millisecond)
+	first.state.at, second.state.at = at, at
+	d.add(first, now)
+	d.add(second, now)
+	select {
+	case c := <-dueCh:
+		if c != second {
+			t.Fatal("the blocked call's deadline returned")
+		}
+	case <-time.After(60 * time.Second): // ends only a hung test
+		t.Fatal("the second call's deadline waited for the first, blocked one")
 	}
 }

@@ -126,11 +126,7 @@
 // for a schema only kaptinlin validates, the bytes are decoded once for
 // it.
 // Either way the answer is encoded under tools.maxResultBytes and fails
-// (result_too_large) as soon as it passes it. A tool keeps the answer
-// wrapped around its first result of at most 128 bytes (wrapcache.go):
-// a later call whose result encodes to the same bytes, for the same
-// choice of structuredContent, answers with those bytes, built once and
-// never written after (every reader of an answer only reads it).
+// (result_too_large) as soon as it passes it.
 //
 // A call in flight is a toolCall made of parts by concern (callparts.go):
 // its ids (callID), the race between its handler and its deadline
@@ -145,9 +141,13 @@
 // the handler returns. The deadlines of a server's tools/calls are one
 // queue (deadlines.go): a heap by deadline and one timer of the server's
 // Clock armed for the earliest, not a timer per call. The timeouts, their
-// answers and records are those of a timer per call; the calls that fall
-// due at once run their deadlines one after another, earliest first (ties
-// in arming order), on the timer's goroutine. The timer stays armed when
+// answers and records are those of a timer per call. The calls that fall
+// due at once run their deadlines earliest first (ties in arming order):
+// on the real clock each but the last on a goroutine of its own, so that
+// a TIMEOUT answer blocked on one client's stalled stream holds no other
+// call's; on a Clock that counts its timers (tests), one after another on
+// the timer's goroutine, so that moving the clock runs them before it
+// returns. The timer stays armed when
 // the queue empties (it then fires once, finds nothing, and is not
 // re-armed), except on a Clock that counts its timers
 // (core.ManualClock.Timers), where exactly one is armed while any call's
