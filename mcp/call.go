@@ -175,8 +175,8 @@ func (sess *Session) handleCall(ctx context.Context, req *jsonrpc.Request) (any,
 }
 
 // run takes the exclusive lock, enters the audit, and runs the handler on
-// this goroutine under the deadline (steps 8-14). The deadline is a timer:
-// when it fires first, the client gets TIMEOUT at once (jsonrpc.Respond)
+// this goroutine under the deadline (steps 8-14). The deadline is queued
+// with the server's (deadlines.go): when it passes first, the client gets TIMEOUT at once (jsonrpc.Respond)
 // while the handler runs on, holding its slot, until it returns.
 func (c *toolCall) run(ctx context.Context, args json.RawMessage) (any, error) {
 	if c.taskPossible(ctx) {
@@ -185,10 +185,9 @@ func (c *toolCall) run(ctx context.Context, args json.RawMessage) (any, error) {
 	}
 	c.info = callInfo{runID: c.runID, correlationID: c.cid, tool: c.tool, session: c.sess, call: c, slot: &c.hold.slot}
 	c.state.deadlineDone.Add(1) // done by deadline; waited for only when it fired
-	c.state.at = c.sess.srv.clock.Now().Add(c.timeout())
-	c.state.mu.Lock()
-	c.state.timer = c.sess.srv.clock.AfterFunc(c.timeout(), c.deadline)
-	c.state.mu.Unlock()
+	now := c.sess.srv.clock.Now()
+	c.state.at = now.Add(c.timeout())
+	c.sess.srv.deadlines.add(c, now)
 	// Step 8: exclusive lock; waiting counts against the deadline.
 	if c.rt.lock != nil {
 		select {
@@ -234,7 +233,7 @@ func (c *toolCall) Deadline() (time.Time, bool) { return c.state.at, true }
 // timeout is the call's deadline: the tool's own or tools.defaultTimeoutMs.
 func (c *toolCall) timeout() time.Duration { return c.sess.srv.toolTimeout(c.rt) }
 
-// deadline runs on the timer's goroutine when the call's time is up before
+// deadline runs on the deadline queue's timer when the call's time is up before
 // its handler returned: it cancels the handler's context, answers TIMEOUT
 // at once and writes the timeout record.
 func (c *toolCall) deadline() {
@@ -253,16 +252,16 @@ func (c *toolCall) deadline() {
 }
 
 // stop marks the handler as returned and settles the race with the
-// deadline timer. It reports whether the deadline fired first; then it
-// has finished its work (answer and record) when stop returns.
+// deadline. It reports whether the deadline fired first; then it has
+// finished its work (answer and record) when stop returns.
 func (c *toolCall) stop() bool {
-	expired, timer := c.state.handlerReturned()
+	expired := c.state.handlerReturned()
 	c.req.progress.end() // before the answer: no progress follows it
 	if expired {
 		c.state.deadlineDone.Wait()
 		return true
 	}
-	timer.Stop()
+	c.sess.srv.deadlines.remove(c)
 	return false
 }
 

@@ -59,11 +59,16 @@ type callState struct {
 	deadlineDone sync.WaitGroup // done when the deadline timer's work is done
 	timeoutSent  bool           // TIMEOUT was sent; written by deadline before deadlineDone is done
 
-	mu       sync.Mutex // guards returned, expired, timer and task
+	mu       sync.Mutex // guards returned, expired and task
 	returned bool       // the handler returned (or never will run)
 	expired  bool       // the deadline fired first
-	timer    core.Timer // the deadline's
 	task     *task      // set when the call became a task (StartTask)
+
+	// The call's place in the server's deadline queue (deadlines.go),
+	// guarded by the queue's mutex: index is its heap position + 1 (0 when
+	// not queued), seq its arming order.
+	index int
+	seq   uint64
 }
 
 // expire marks the deadline as passed, unless the handler returned
@@ -79,12 +84,12 @@ func (s *callState) expire() bool {
 }
 
 // handlerReturned marks the handler as returned and reports whether the
-// deadline had passed first, with the deadline's timer.
-func (s *callState) handlerReturned() (expired bool, timer core.Timer) {
+// deadline had passed first.
+func (s *callState) handlerReturned() (expired bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.returned = true
-	return s.expired, s.timer
+	return s.expired
 }
 
 // callReply is where the call's answer goes. rpc is the request's

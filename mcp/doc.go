@@ -138,7 +138,20 @@
 //
 // At the deadline the handler's context is cancelled (context.Cause is
 // ErrTimeout) and the client gets TIMEOUT at once; the slot stays held until
-// the handler returns. So does the slot of an InvokeTool run that timed
+// the handler returns. The deadlines of a server's tools/calls are one
+// queue (deadlines.go): a heap by deadline and one timer of the server's
+// Clock armed for the earliest, not a timer per call. The timeouts, their
+// answers and records are those of a timer per call. The calls that fall
+// due at once run their deadlines earliest first (ties in arming order):
+// on the real clock each but the last on a goroutine of its own, so that
+// a TIMEOUT answer blocked on one client's stalled stream holds no other
+// call's; on a Clock that counts its timers (tests), one after another on
+// the timer's goroutine, so that moving the clock runs them before it
+// returns. The timer stays armed when
+// the queue empties (it then fires once, finds nothing, and is not
+// re-armed), except on a Clock that counts its timers
+// (core.ManualClock.Timers), where exactly one is armed while any call's
+// deadline is and none otherwise. So does the slot of an InvokeTool run that timed
 // out (borrowed from its calling tool call, else taken free), so runs
 // abandoned at their deadline never outnumber the slots. notifications/cancelled cancels the handler's
 // context (ErrCancelled) and no answer is sent. Each call writes one

@@ -253,6 +253,7 @@ type Server struct {
 	schemas   *schemaCompiler
 	slots     *core.Slots
 	exhausted core.ExhaustionCounter
+	deadlines *deadlines // the tools/calls' (deadlines.go)
 
 	tools     *registry[*registeredTool]
 	toolSet   *ToolSet       // Options.Tools: what sessions see unless they choose; nil: all
@@ -287,6 +288,7 @@ func NewServer(opts Options) (*Server, error) {
 		toolSet:   opts.Tools,
 		schemas:   newSchemaCompiler(),
 		sessions:  map[*Session]struct{}{},
+		deadlines: newDeadlines(opts.Clock),
 	}
 	if s.toolSet != nil && s.toolSet.all {
 		s.toolSet = nil

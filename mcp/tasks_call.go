@@ -148,7 +148,7 @@ func (c *toolCall) escalate() (bool, error) {
 	}
 	c.state.task = t
 	if c.rt.def.Timeout <= 0 {
-		c.state.timer.Stop() // no deadline of its own: the task's TTL bounds it
+		c.sess.srv.deadlines.remove(c) // no deadline of its own: the task's TTL bounds it
 	}
 	c.state.mu.Unlock()
 	c.req.progress.end() // the request is answered now
