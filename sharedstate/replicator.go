@@ -184,9 +184,7 @@ func (r *Replicator) Start(ctx context.Context) error {
 	r.mu.Lock()
 	r.applied = seq
 	r.mu.Unlock()
-	cons, err := r.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: seq + 1,
-	})
+	cons, err := r.follow(ctx, seq+1)
 	if err != nil {
 		return fmt.Errorf("sharedstate: following stream %s from sequence %d: %w", StreamName, seq+1, err)
 	}
@@ -199,6 +197,27 @@ func (r *Replicator) Start(ctx context.Context) error {
 	}
 	r.started, r.cc, r.cancel = true, cc, cancel
 	return nil
+}
+
+// follow creates the consumer that reads the stream from seq on. A
+// request the cluster does not answer (lost while it elects a leader) is
+// made again after 5 s, within ctx, as ensureStream does, instead of
+// waiting for ctx alone.
+func (r *Replicator) follow(ctx context.Context, seq uint64) (jetstream.Consumer, error) {
+	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: seq}
+	for {
+		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		cons, err := r.stream.OrderedConsumer(actx, cfg)
+		cancel()
+		if err == nil {
+			return cons, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // Close stops applying events. Writes waiting for their event fail.
