@@ -15,18 +15,16 @@ import (
 // bound does: cut (the test's cancel) ends the read's context after the
 // transmissions were passed, and the read returns its error.
 type cutStore struct {
-	journal.Store
-	agent string
+	oneInbox
 	armed atomic.Bool
 	cut   context.CancelFunc
 }
 
-func (s *cutStore) Inbox(receiver string) (journal.Inbox, error) {
-	in, err := s.Store.Inbox(receiver)
-	if err != nil || receiver != s.agent {
-		return in, err
-	}
-	return &cutInbox{Inbox: in, s: s}, nil
+func newCutStore(agent string) *cutStore {
+	s := &cutStore{}
+	s.oneInbox = oneInbox{Store: journal.NewMemory(), agent: agent,
+		wrap: func(in journal.Inbox) journal.Inbox { return &cutInbox{Inbox: in, s: s} }}
+	return s
 }
 
 type cutInbox struct {
@@ -53,7 +51,7 @@ func (in *cutInbox) Read(ctx context.Context, fn func(env *envelope.Envelope) er
 // lost for good: requests stayed IN_TRANSIT, the multi-process test's
 // peers waited for them until their own deadline.)
 func TestCutReadIsAppliedInFull(t *testing.T) {
-	cs := &cutStore{Store: journal.NewMemory(), agent: "s"}
+	cs := newCutStore("s")
 	r := newRig(t, Options{Store: cs})
 	r.register("s", envelope.Manager)
 	r.register("r", envelope.Implementation)

@@ -11,11 +11,26 @@ import (
 	"github.com/mcprt/mcprt/aacp/journal"
 )
 
+// oneInbox is a memory journal whose inbox of one agent is wrapped (by
+// the tests' stores below, to slow or cut its reads).
+type oneInbox struct {
+	journal.Store
+	agent string
+	wrap  func(journal.Inbox) journal.Inbox
+}
+
+func (s *oneInbox) Inbox(receiver string) (journal.Inbox, error) {
+	in, err := s.Store.Inbox(receiver)
+	if err != nil || receiver != s.agent {
+		return in, err
+	}
+	return s.wrap(in), nil
+}
+
 // gatedStore is a memory journal whose inbox reads for one agent can be
 // held open, as a slow journal (a NATS fetch, a disk) would hold them.
 type gatedStore struct {
-	journal.Store
-	agent   string
+	oneInbox
 	armed   atomic.Bool   // reads are held only once armed
 	entered chan struct{} // receives once per gated read that started
 	release chan struct{} // closed to let gated reads go on
@@ -27,15 +42,10 @@ type gatedStore struct {
 }
 
 func newGatedStore(agent string) *gatedStore {
-	return &gatedStore{Store: journal.NewMemory(), agent: agent, entered: make(chan struct{}, 16), release: make(chan struct{})}
-}
-
-func (s *gatedStore) Inbox(receiver string) (journal.Inbox, error) {
-	in, err := s.Store.Inbox(receiver)
-	if err != nil || receiver != s.agent {
-		return in, err
-	}
-	return &gatedInbox{Inbox: in, s: s}, nil
+	s := &gatedStore{entered: make(chan struct{}, 16), release: make(chan struct{})}
+	s.oneInbox = oneInbox{Store: journal.NewMemory(), agent: agent,
+		wrap: func(in journal.Inbox) journal.Inbox { return &gatedInbox{Inbox: in, s: s} }}
+	return s
 }
 
 type gatedInbox struct {
